@@ -1,0 +1,48 @@
+/*
+ * cli.h — shared pieces of the command-line tool. The CLI only calls the public API (abacus.h); these
+ * helpers parse options, print errors in the house format and write JSON safely.
+ */
+#ifndef ABACUS_CLI_H
+#define ABACUS_CLI_H
+
+#include <stdio.h>
+
+#include "abacus.h"
+
+/* Exit codes. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+typedef enum { FMT_TABLE, FMT_CSV, FMT_JSON } cli_format;
+
+/* Prints "abacus: <msg> (<where>)" to stderr and returns CLI_FAIL. */
+int cli_fail(const abacus_error *err);
+/* Prints "abacus <cmd>: <msg>" and a hint to run --help; returns CLI_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Option parsing: `--name value` or `--name=value`. Returns 1 and sets *val when argv[*i] is that
+ * option (advancing *i past a separate value), 0 otherwise, -1 when the value is missing. */
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
+int cli_parse_format(cli_format *out, const char *text, int allow_csv);
+int cli_parse_i64(int64_t *out, const char *text, int64_t min, int64_t max);
+
+/* The options that every graph-reading command shares. */
+typedef struct cli_graph_opts {
+	const char *file;
+	abacus_config cfg;
+	abacus_input_shape inputs[16];
+	size_t n_inputs;
+} cli_graph_opts;
+void cli_graph_opts_init(cli_graph_opts *o);
+/* Consumes --batch, --input, --optimizer, --strict at argv[*i]; 1 consumed, 0 not ours, <0 usage error
+ * (already printed). */
+int cli_graph_opt(cli_graph_opts *o, const char *cmd, int argc, char **argv, int *i);
+
+void json_str(FILE *f, const char *s);
+void fmt_dims(char *buf, size_t len, int rank, const int64_t *dims);
+/* 1234567 → "1.23M" style (for tables only; JSON and CSV carry exact integers). */
+void fmt_si(char *buf, size_t len, double v);
+void fmt_bytes(char *buf, size_t len, double v);
+
+int cmd_inspect(int argc, char **argv);
+
+#endif

@@ -1,0 +1,213 @@
+/*
+ * cmd_inspect.c — `abacus inspect FILE`: the typed graph at one configuration: one row per layer, the
+ * totals, the simulated training-step memory and the ops Abacus does not know.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+	"usage: abacus inspect FILE [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam]\n"
+	"                      [--format table|csv|json] [--strict]\n"
+	"\n"
+	"Loads an ONNX graph (weights may be stripped), resolves every shape at the given batch and input\n"
+	"sizes, and prints one row per compute layer (name, op, category, output shape, parameters, forward\n"
+	"and backward FLOPs, output bytes), the totals, the memory of one training iteration, and unknown ops.\n"
+	"A multiply-add counts as 2 FLOPs.\n"
+	"\n"
+	"  --batch N            value of every dynamic batch dimension (default 1)\n"
+	"  --input NAME=DIMS    shape of a graph input, e.g. input=1x3x96x96 (NAME= may be omitted for the first)\n"
+	"  --optimizer OPT      sgd (SGD with momentum, default) or adam: sets the optimizer state in memory\n"
+	"  --format FMT         table (default), csv (layers only) or json\n"
+	"  --strict             fail on ops that are not in the op table instead of counting them as 'other'\n";
+
+static void print_json(const char *file, const abacus_graph *g, const abacus_analysis *a, const abacus_config *cfg)
+{
+	size_t n;
+	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	const abacus_totals *t = abacus_analysis_totals(a);
+	const abacus_memory *m = abacus_analysis_memory(a);
+	FILE *f = stdout;
+	fprintf(f, "{\n  \"graph\": ");
+	json_str(f, file);
+	fprintf(f, ",\n  \"opset\": %lld,\n  \"nodes\": %zu,\n", (long long)abacus_graph_opset(g), abacus_graph_n_nodes(g));
+	fprintf(f, "  \"config\": {\"batch\": %lld, \"optimizer\": \"%s\"},\n", (long long)cfg->batch,
+	        abacus_optimizer_name(cfg->optimizer));
+	fprintf(f, "  \"outputs\": [");
+	for (size_t i = 0; i < abacus_analysis_n_outputs(a); i++) {
+		const char *name;
+		int rank;
+		int64_t dims[ABACUS_MAX_RANK];
+		abacus_analysis_output(a, i, &name, &rank, dims);
+		fprintf(f, "%s{\"name\": ", i ? ", " : "");
+		json_str(f, name);
+		fprintf(f, ", \"shape\": [");
+		for (int d = 0; d < rank; d++)
+			fprintf(f, "%s%lld", d ? ", " : "", (long long)dims[d]);
+		fprintf(f, "]}");
+	}
+	fprintf(f, "],\n  \"layers\": [\n");
+	for (size_t i = 0; i < n; i++) {
+		fprintf(f, "    {\"name\": ");
+		json_str(f, L[i].name);
+		fprintf(f, ", \"op\": ");
+		json_str(f, L[i].op);
+		fprintf(f, ", \"category\": \"%s\", \"shape\": [", abacus_category_name(L[i].category));
+		for (int d = 0; d < L[i].rank; d++)
+			fprintf(f, "%s%lld", d ? ", " : "", (long long)L[i].dims[d]);
+		fprintf(f,
+		        "], \"params\": %lld, \"forward_flops\": %lld, \"backward_flops\": %lld, \"output_bytes\": %lld, "
+		        "\"saved\": %s, \"known\": %s}%s\n",
+		        (long long)L[i].params, (long long)L[i].forward_flops, (long long)L[i].backward_flops,
+		        (long long)L[i].output_bytes, "null", L[i].known ? "true" : "false", i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ],\n");
+	fprintf(f,
+	        "  \"totals\": {\"params\": %lld, \"forward_flops\": %lld, \"backward_flops\": %lld, \"bytes_read\": %lld, "
+	        "\"bytes_written\": %lld, \"layers\": %lld, \"folded\": %lld, \"unknown\": %lld},\n",
+	        (long long)t->params, (long long)t->forward_flops, (long long)t->backward_flops, (long long)t->bytes_read,
+	        (long long)t->bytes_written, (long long)t->layers, (long long)t->folded, (long long)t->unknown);
+	fprintf(f,
+	        "  \"memory\": {\"weights\": %lld, \"buffers\": %lld, \"optimizer\": %lld, \"inputs\": %lld, "
+	        "\"gradients\": %lld, \"activations\": %lld, \"workspace\": %lld, \"peak\": %lld, \"persistent\": %lld, "
+	        "\"saved\": %lld},\n",
+	        (long long)m->weights, (long long)m->buffers, (long long)m->optimizer, (long long)m->inputs,
+	        (long long)m->gradients, (long long)m->activations, (long long)m->workspace, (long long)m->peak,
+	        (long long)m->persistent, (long long)m->saved);
+	fprintf(f, "  \"unknown_ops\": [");
+	for (size_t i = 0; i < abacus_analysis_n_unknown(a); i++) {
+		int64_t cnt;
+		const char *op = abacus_analysis_unknown(a, i, &cnt);
+		fprintf(f, "%s{\"op\": ", i ? ", " : "");
+		json_str(f, op);
+		fprintf(f, ", \"count\": %lld}", (long long)cnt);
+	}
+	fprintf(f, "]\n}\n");
+}
+
+static void csv_field(const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_csv(const abacus_analysis *a)
+{
+	size_t n;
+	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	printf("name,op,category,shape,params,forward_flops,backward_flops,output_bytes\n");
+	for (size_t i = 0; i < n; i++) {
+		char dims[160];
+		fmt_dims(dims, sizeof dims, L[i].rank, L[i].dims);
+		csv_field(L[i].name);
+		putchar(',');
+		csv_field(L[i].op);
+		printf(",%s,%s,%lld,%lld,%lld,%lld\n", abacus_category_name(L[i].category), dims, (long long)L[i].params,
+		       (long long)L[i].forward_flops, (long long)L[i].backward_flops, (long long)L[i].output_bytes);
+	}
+}
+
+static void print_table(const char *file, const abacus_graph *g, const abacus_analysis *a, const abacus_config *cfg)
+{
+	size_t n;
+	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	const abacus_totals *t = abacus_analysis_totals(a);
+	const abacus_memory *m = abacus_analysis_memory(a);
+	char b1[32], b2[32], b3[32], b4[32], dims[160];
+	printf("%s: opset %lld, %zu nodes (%lld folded shape nodes, %lld layers), batch %lld, %s\n\n", file,
+	       (long long)abacus_graph_opset(g), abacus_graph_n_nodes(g), (long long)t->folded, (long long)t->layers,
+	       (long long)cfg->batch, abacus_optimizer_name(cfg->optimizer));
+	printf("%-40s %-18s %-10s %-20s %10s %10s %10s %11s\n", "layer", "op", "category", "output", "params", "fwd FLOPs",
+	       "bwd FLOPs", "out bytes");
+	for (size_t i = 0; i < n; i++) {
+		fmt_dims(dims, sizeof dims, L[i].rank, L[i].dims);
+		fmt_si(b1, sizeof b1, (double)L[i].params);
+		fmt_si(b2, sizeof b2, (double)L[i].forward_flops);
+		fmt_si(b3, sizeof b3, (double)L[i].backward_flops);
+		fmt_bytes(b4, sizeof b4, (double)L[i].output_bytes);
+		printf("%-40.40s %-18.18s %-10s %-20.20s %10s %10s %10s %11s\n", L[i].name, L[i].op,
+		       abacus_category_name(L[i].category), dims, b1, b2, b3, b4);
+	}
+	printf("\ntotals: %lld parameters, %lld forward FLOPs, %lld backward FLOPs\n", (long long)t->params,
+	       (long long)t->forward_flops, (long long)t->backward_flops);
+	printf("\nmemory of one training iteration (simulated, float32):\n");
+	const struct { const char *name; int64_t v; } rows[] = {
+		{ "weights", m->weights }, { "buffers", m->buffers }, { "optimizer state", m->optimizer },
+		{ "inputs + targets", m->inputs }, { "gradients (at peak)", m->gradients },
+		{ "saved activations (at peak)", m->activations }, { "workspace (at peak)", m->workspace },
+		{ "peak", m->peak }, { "persistent", m->persistent }, { "saved at end of forward", m->saved },
+	};
+	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		fmt_bytes(b1, sizeof b1, (double)rows[i].v);
+		printf("  %-30s %14lld  (%s)\n", rows[i].name, (long long)rows[i].v, b1);
+	}
+	size_t nu = abacus_analysis_n_unknown(a);
+	if (nu) {
+		printf("\nunknown ops (counted as category 'other', no FLOPs):");
+		for (size_t i = 0; i < nu; i++) {
+			int64_t cnt;
+			const char *op = abacus_analysis_unknown(a, i, &cnt);
+			printf(" %s×%lld", op, (long long)cnt);
+		}
+		printf("\n");
+	}
+}
+
+int cmd_inspect(int argc, char **argv)
+{
+	cli_graph_opts o;
+	cli_format fmt = FMT_TABLE;
+	cli_graph_opts_init(&o);
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int r;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(help, stdout);
+			return CLI_OK;
+		}
+		if ((r = cli_graph_opt(&o, "inspect", argc, argv, &i)) != 0) {
+			if (r < 0)
+				return CLI_USAGE;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
+			if (r < 0 || cli_parse_format(&fmt, v, 1))
+				return cli_usage("inspect", "--format must be table, csv or json");
+			continue;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage("inspect", "unknown option '%s'", argv[i]);
+		if (o.file)
+			return cli_usage("inspect", "only one FILE is accepted (got '%s' and '%s')", o.file, argv[i]);
+		o.file = argv[i];
+	}
+	if (!o.file)
+		return cli_usage("inspect", "missing FILE");
+	abacus_error err;
+	abacus_graph *g = NULL;
+	abacus_analysis *a = NULL;
+	if (abacus_graph_load_file(&g, o.file, &err))
+		return cli_fail(&err);
+	if (abacus_analyze(&a, g, &o.cfg, &err)) {
+		abacus_graph_free(g);
+		return cli_fail(&err);
+	}
+	if (fmt == FMT_JSON)
+		print_json(o.file, g, a, &o.cfg);
+	else if (fmt == FMT_CSV)
+		print_csv(a);
+	else
+		print_table(o.file, g, a, &o.cfg);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+}

@@ -1,0 +1,171 @@
+/*
+ * common.c — option parsing, error printing and formatting helpers shared by the commands.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cli_fail(const abacus_error *err)
+{
+	if (err->where[0] && !strstr(err->msg, err->where))
+		fprintf(stderr, "abacus: %s (%s)\n", err->msg, err->where);
+	else
+		fprintf(stderr, "abacus: %s\n", err->msg);
+	return CLI_FAIL;
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "abacus %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nrun 'abacus %s --help' for usage\n", cmd);
+	return CLI_USAGE;
+}
+
+int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+	if (strncmp(a, name, n))
+		return 0;
+	if (a[n] == '=') {
+		*val = a + n + 1;
+		return 1;
+	}
+	if (a[n] != '\0')
+		return 0;
+	if (*i + 1 >= argc)
+		return -1;
+	*val = argv[++*i];
+	return 1;
+}
+
+int cli_parse_format(cli_format *out, const char *text, int allow_csv)
+{
+	if (!strcmp(text, "table"))
+		*out = FMT_TABLE;
+	else if (!strcmp(text, "json"))
+		*out = FMT_JSON;
+	else if (allow_csv && !strcmp(text, "csv"))
+		*out = FMT_CSV;
+	else
+		return -1;
+	return 0;
+}
+
+int cli_parse_i64(int64_t *out, const char *text, int64_t min, int64_t max)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(text, &end, 10);
+	if (errno || end == text || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void cli_graph_opts_init(cli_graph_opts *o)
+{
+	abacus_config init = ABACUS_CONFIG_INIT;
+	memset(o, 0, sizeof *o);
+	o->cfg = init;
+}
+
+int cli_graph_opt(cli_graph_opts *o, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r;
+	abacus_error err;
+	if ((r = cli_opt(argc, argv, i, "--batch", &v))) {
+		if (r < 0 || cli_parse_i64(&o->cfg.batch, v, 1, (int64_t)1 << 40))
+			return -cli_usage(cmd, "--batch needs a positive integer, got '%s'", r < 0 ? "" : v);
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--input", &v))) {
+		if (r < 0)
+			return -cli_usage(cmd, "--input needs NAME=DIMS or DIMS");
+		if (o->n_inputs == sizeof o->inputs / sizeof o->inputs[0])
+			return -cli_usage(cmd, "too many --input options");
+		/* argv strings are writable: NAME=DIMS is split in place, so the name outlives the command. */
+		char *w = (char *)v, *eq = strchr(w, '=');
+		abacus_input_shape *in = &o->inputs[o->n_inputs];
+		if (eq)
+			*eq = '\0';
+		if (abacus_parse_dims(in, eq ? eq + 1 : w, &err))
+			return -cli_usage(cmd, "--input %s: %s", eq ? eq + 1 : w, err.msg);
+		in->name = eq ? w : NULL;
+		o->n_inputs++;
+		o->cfg.inputs = o->inputs;
+		o->cfg.n_inputs = o->n_inputs;
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--optimizer", &v))) {
+		if (r < 0 || abacus_parse_optimizer(&o->cfg.optimizer, v, &err))
+			return -cli_usage(cmd, "--optimizer must be sgd or adam");
+		return 1;
+	}
+	if (!strcmp(argv[*i], "--strict")) {
+		o->cfg.strict = 1;
+		return 1;
+	}
+	return 0;
+}
+
+void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+void fmt_dims(char *buf, size_t len, int rank, const int64_t *dims)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < rank && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%lld", i ? "x" : "", (long long)dims[i]);
+	if (rank == 0)
+		snprintf(buf, len, "scalar");
+}
+
+void fmt_si(char *buf, size_t len, double v)
+{
+	const char *u[] = { "", "K", "M", "G", "T", "P", "E" };
+	int k = 0;
+	while (v >= 1000 && k < 6) {
+		v /= 1000;
+		k++;
+	}
+	if (k == 0)
+		snprintf(buf, len, "%.0f", v);
+	else
+		snprintf(buf, len, "%.2f%s", v, u[k]);
+}
+
+void fmt_bytes(char *buf, size_t len, double v)
+{
+	const char *u[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	int k = 0;
+	while (v >= 1024 && k < 6) {
+		v /= 1024;
+		k++;
+	}
+	if (k == 0)
+		snprintf(buf, len, "%.0f B", v);
+	else
+		snprintf(buf, len, "%.2f %s", v, u[k]);
+}

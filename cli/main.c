@@ -1,0 +1,46 @@
+/*
+ * main.c — `abacus <command> [options]`: a table of commands, each in its own cmd_<name>.c.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+typedef struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} command;
+
+static const command commands[] = {
+	{ "inspect", cmd_inspect, "per-layer shapes, FLOPs, parameters and the training-step memory of a graph" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: abacus <command> [options]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nrun 'abacus <command> --help' for a command's options; 'abacus --version' for the version.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CLI_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return CLI_OK;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("abacus %s\n", ABACUS_VERSION);
+		return CLI_OK;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "abacus: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return CLI_USAGE;
+}

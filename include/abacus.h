@@ -1,0 +1,201 @@
+/*
+ * abacus.h — predict what training a deep neural network costs before running it.
+ *
+ * Abacus reads an ONNX graph (weights may be stripped: dims and types are enough), resolves every tensor
+ * shape at the batch and input size you ask about, and accounts the training step: forward and backward
+ * FLOPs per operator, parameters, bytes moved, and a simulation of the memory one training iteration of
+ * PyTorch keeps alive (weights, gradients, optimizer state, activations saved for backward, transient peak).
+ *
+ * Conventions
+ *   - A multiply-add counts as 2 FLOPs. Element-wise operators count one FLOP per output element per
+ *     arithmetic operation they perform (see docs/COSTS.md for every operator's rule).
+ *   - Sizes and dims are int64_t; every product of dims is checked, an absurd shape is an error.
+ *   - Fallible functions return 0 or a negative ABACUS_E* code; out-parameters come first; the optional
+ *     last argument `abacus_error *err` (may be NULL) receives the code, a message and where it happened.
+ *   - `T **out` means the caller owns the result and frees it with abacus_<type>_free, which accepts NULL.
+ *   - No global state: a loaded graph is immutable and may be analysed from several threads at once.
+ *
+ * Worked example
+ *
+ *     abacus_error err;
+ *     abacus_graph *g = NULL;
+ *     abacus_analysis *a = NULL;
+ *     if (abacus_graph_load_file(&g, "resnet50-224.onnx", &err) != 0) { puts(err.msg); return 1; }
+ *     abacus_config cfg = ABACUS_CONFIG_INIT;
+ *     cfg.batch = 32;
+ *     cfg.optimizer = ABACUS_OPT_ADAM;
+ *     if (abacus_analyze(&a, g, &cfg, &err) != 0) { puts(err.msg); abacus_graph_free(g); return 1; }
+ *     const abacus_totals *t = abacus_analysis_totals(a);
+ *     printf("%lld params, %.3g forward FLOPs, peak %lld bytes\n", (long long)t->params,
+ *            (double)t->forward_flops, (long long)abacus_analysis_memory(a)->peak);
+ *     abacus_analysis_free(a);
+ *     abacus_graph_free(g);
+ */
+#ifndef ABACUS_H
+#define ABACUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ABACUS_VERSION "0.1.0"
+#define ABACUS_MAX_RANK 8
+
+/* Error codes: every fallible function returns 0 or one of these. */
+enum {
+	ABACUS_OK = 0,
+	ABACUS_ENOMEM = -1,       /* an allocation failed */
+	ABACUS_EINVAL = -2,       /* a bad argument or option from the caller */
+	ABACUS_EPARSE = -3,       /* malformed input bytes (protobuf, CSV, bundle) */
+	ABACUS_EGRAPH = -4,       /* a well-formed file describing an invalid graph (cycle, missing tensor) */
+	ABACUS_ESHAPE = -5,       /* a shape that cannot be resolved or is invalid (negative, overflowing) */
+	ABACUS_EUNSUPPORTED = -6, /* something valid that Abacus does not handle (unknown op under strict) */
+	ABACUS_EIO = -7,          /* reading or writing a file failed */
+	ABACUS_ELIMIT = -8        /* a documented size limit was exceeded */
+};
+
+typedef struct abacus_error {
+	int code;          /* one of ABACUS_E* */
+	char msg[512];     /* what went wrong and, where possible, what to do about it */
+	char where[256];   /* node or tensor name, file name, or "" */
+	int64_t offset;    /* byte offset in the input when known, else -1 */
+} abacus_error;
+
+/* A short static name for an error code ("out of memory", "parse error", ...). */
+const char *abacus_strerror(int code);
+
+/* ---- Graphs ------------------------------------------------------------------------------------ */
+
+typedef struct abacus_graph abacus_graph;
+
+/* Parses an ONNX ModelProto from `len` bytes at `buf`. The buffer is not retained. Initializer data is
+ * never needed (graph-only files and external-data references load). Opsets 11 to 17 are supported. */
+int abacus_graph_load(abacus_graph **out, const void *buf, size_t len, abacus_error *err);
+/* Reads `path` and calls abacus_graph_load. */
+int abacus_graph_load_file(abacus_graph **out, const char *path, abacus_error *err);
+void abacus_graph_free(abacus_graph *g);
+
+/* Number of graph inputs that are not initializers, and the name/rank/declared dims of input `i`
+ * (a dim of -1 is symbolic or unknown; its name, if any, goes to `sym`, which may be NULL). */
+size_t abacus_graph_n_inputs(const abacus_graph *g);
+int abacus_graph_input(const abacus_graph *g, size_t i, const char **name, int *rank,
+                       int64_t dims[ABACUS_MAX_RANK], const char *sym[ABACUS_MAX_RANK]);
+/* Total number of nodes in the file, shape nodes included, and the default opset. */
+size_t abacus_graph_n_nodes(const abacus_graph *g);
+int64_t abacus_graph_opset(const abacus_graph *g);
+
+/* ---- Analysis configuration --------------------------------------------------------------------- */
+
+typedef enum { ABACUS_OPT_SGD = 0, ABACUS_OPT_ADAM = 1 } abacus_optimizer;
+
+typedef struct abacus_input_shape {
+	const char *name;                  /* graph input name; NULL means the first input */
+	int rank;
+	int64_t dims[ABACUS_MAX_RANK];
+} abacus_input_shape;
+
+typedef struct abacus_config {
+	int64_t batch;                     /* replaces every symbolic (dynamic) batch dimension */
+	const abacus_input_shape *inputs;  /* explicit input shapes; override declared and symbolic dims */
+	size_t n_inputs;
+	abacus_optimizer optimizer;        /* sgd = SGD with momentum (one buffer/param), adam (two) */
+	int strict;                        /* unknown ops become an error instead of category `other` */
+} abacus_config;
+
+#define ABACUS_CONFIG_INIT { 1, NULL, 0, ABACUS_OPT_SGD, 0 }
+
+/* Parses "1x3x224x224" into an input shape (name left NULL). */
+int abacus_parse_dims(abacus_input_shape *out, const char *text, abacus_error *err);
+/* Parses "sgd" / "adam". */
+int abacus_parse_optimizer(abacus_optimizer *out, const char *text, abacus_error *err);
+const char *abacus_optimizer_name(abacus_optimizer o);
+
+/* ---- Operator categories (the rows and columns of the network structural matrix) ----------------- */
+
+typedef enum {
+	ABACUS_CAT_CONV, ABACUS_CAT_GROUPCONV, ABACUS_CAT_MATMUL, ABACUS_CAT_BATCHNORM,
+	ABACUS_CAT_LAYERNORM, ABACUS_CAT_RELU, ABACUS_CAT_ACT, ABACUS_CAT_POOL, ABACUS_CAT_ADD,
+	ABACUS_CAT_MUL, ABACUS_CAT_ELTWISE, ABACUS_CAT_CONCAT, ABACUS_CAT_SPLIT, ABACUS_CAT_LAYOUT,
+	ABACUS_CAT_SOFTMAX, ABACUS_CAT_DROPOUT, ABACUS_CAT_EMBEDDING, ABACUS_CAT_RECURRENT,
+	ABACUS_CAT_ATTENTION, ABACUS_CAT_RESIZE, ABACUS_CAT_PAD, ABACUS_CAT_REDUCE, ABACUS_CAT_OTHER,
+	ABACUS_CAT_COUNT
+} abacus_category;
+
+/* "conv", "groupconv", ..., "other". */
+const char *abacus_category_name(abacus_category c);
+
+/* ---- Analysis results ------------------------------------------------------------------------- */
+
+typedef struct abacus_analysis abacus_analysis;
+
+/* One compute node of the typed graph (shape-only nodes are folded away and are not layers). */
+typedef struct abacus_layer {
+	const char *name;        /* node name, or "<op>_<index>" when the file has none */
+	const char *op;          /* ONNX op_type */
+	abacus_category category;
+	int rank;                /* of the first output */
+	int64_t dims[ABACUS_MAX_RANK];
+	int64_t params;          /* trainable parameters this node owns (float initializers it consumes) */
+	int64_t forward_flops;
+	int64_t backward_flops;  /* gradients w.r.t. inputs and w.r.t. weights */
+	int64_t output_bytes;    /* all outputs */
+	int64_t bytes_read;      /* forward: inputs read, weights included */
+	int64_t bytes_written;   /* forward: outputs written (0 for views) */
+	int64_t saved_bytes;     /* activation bytes this node keeps for its backward */
+	int known;               /* 0 when the op is not in the op table (category other) */
+} abacus_layer;
+
+typedef struct abacus_totals {
+	int64_t params;
+	int64_t forward_flops;
+	int64_t backward_flops;
+	int64_t bytes_read;
+	int64_t bytes_written;
+	int64_t layers;          /* compute nodes */
+	int64_t folded;          /* shape nodes folded to constants */
+	int64_t unknown;         /* layers whose op is not in the op table */
+} abacus_totals;
+
+/* The simulated training step (PyTorch semantics, float32). The first five fields are what is live at
+ * the peak and add up to it exactly: peak = weights + buffers + optimizer + inputs + gradients +
+ * activations + workspace. */
+typedef struct abacus_memory {
+	int64_t weights;         /* parameters, 4 bytes each (float32) */
+	int64_t buffers;         /* non-trainable state such as BatchNorm running statistics */
+	int64_t optimizer;       /* sgd: momentum (1 × weights); adam: exp_avg + exp_avg_sq (2 × weights) */
+	int64_t inputs;          /* the input batch and the labels/targets, made once before the loop */
+	int64_t gradients;       /* parameter gradients live at the peak */
+	int64_t activations;     /* activations saved for backward that are live at the peak */
+	int64_t workspace;       /* everything else live at the peak: outputs, activation gradients, temporaries */
+	int64_t peak;            /* the largest live total during the iteration */
+	int64_t persistent;      /* live at the start of a steady-state iteration (weights+buffers+optimizer+inputs) */
+	int64_t saved;           /* activations saved for backward at the end of the forward pass */
+} abacus_memory;
+
+/* Resolves shapes (constant-folding shape sub-graphs), accounts costs, and simulates the training step
+ * for `cfg`. `g` is not modified and may be shared between threads. */
+int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_config *cfg, abacus_error *err);
+void abacus_analysis_free(abacus_analysis *a);
+
+const abacus_totals *abacus_analysis_totals(const abacus_analysis *a);
+const abacus_memory *abacus_analysis_memory(const abacus_analysis *a);
+/* Layers in topological order; *n receives the count. Valid until the analysis is freed. */
+const abacus_layer *abacus_analysis_layers(const abacus_analysis *a, size_t *n);
+/* Distinct op types not in the op table, and how many nodes use each. */
+size_t abacus_analysis_n_unknown(const abacus_analysis *a);
+const char *abacus_analysis_unknown(const abacus_analysis *a, size_t i, int64_t *count);
+/* Graph outputs: rank and dims of output `i`. */
+size_t abacus_analysis_n_outputs(const abacus_analysis *a);
+int abacus_analysis_output(const abacus_analysis *a, size_t i, const char **name, int *rank,
+                           int64_t dims[ABACUS_MAX_RANK]);
+
+/* Whether `op_type` (default domain) is in the op table, and its category. */
+int abacus_op_known(const char *op_type, abacus_category *category);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,419 @@
+/*
+ * analysis.c — one configuration of a loaded graph: bind input shapes (batch, overrides), walk the
+ * nodes in topological order running each op's shape rule, fold shape sub-graphs to constants, account
+ * the remaining compute nodes as layers with their costs, then simulate the training step's memory.
+ *
+ * A node is folded when every present input has a known value and its op can compute values; Shape and
+ * Size fold as soon as their input's shape is known. Folded nodes are not layers: they do no work in a
+ * training step that matters, and they are not part of the structural matrix.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+
+static int bind_inputs(abacus_analysis *a, abacus_error *err)
+{
+	const abacus_graph *g = a->g;
+	const abacus_config *cfg = &a->cfg;
+	for (size_t k = 0; k < cfg->n_inputs; k++) {
+		const abacus_input_shape *in = &cfg->inputs[k];
+		int found = 0;
+		for (int i = 0; i < g->n_inputs; i++)
+			if (in->name ? !strcmp(in->name, g->tensors[g->inputs[i]].name) : i == 0)
+				found = 1;
+		if (!found)
+			return ab_err(err, ABACUS_EINVAL, in->name ? in->name : "",
+			              "--input names '%s', which is not a graph input (see `abacus inspect` for the inputs)",
+			              in->name ? in->name : "(first)");
+	}
+	for (int i = 0; i < g->n_inputs; i++) {
+		int t = g->inputs[i];
+		const ab_tensor *gt = &g->tensors[t];
+		ab_shape *s = &a->shapes[t];
+		const abacus_input_shape *ov = NULL;
+		for (size_t k = 0; k < cfg->n_inputs; k++)
+			if (cfg->inputs[k].name ? !strcmp(cfg->inputs[k].name, gt->name) : i == 0)
+				ov = &cfg->inputs[k];
+		s->dtype = gt->dtype ? gt->dtype : AB_DT_FLOAT;
+		if (ov) {
+			if (ov->rank < 0 || ov->rank > ABACUS_MAX_RANK)
+				return ab_err(err, ABACUS_EINVAL, gt->name, "input '%s': rank %d is invalid", gt->name, ov->rank);
+			if (gt->rank >= 0 && ov->rank != gt->rank)
+				return ab_err(err, ABACUS_EINVAL, gt->name, "input '%s' has rank %d in the graph but %d was given",
+				              gt->name, gt->rank, ov->rank);
+			s->rank = ov->rank;
+			for (int d = 0; d < ov->rank; d++)
+				s->dims[d] = ov->dims[d];
+		} else {
+			if (gt->rank < 0)
+				return ab_err(err, ABACUS_ESHAPE, gt->name,
+				              "input '%s' has no declared shape; give one with --input %s=DIMS", gt->name, gt->name);
+			s->rank = gt->rank;
+			for (int d = 0; d < gt->rank; d++) {
+				s->dims[d] = gt->dims[d];
+				if (gt->dims[d] >= 0)
+					continue;
+				/* A symbolic dim: the batch when it is the first axis or named like one. */
+				const char *sym = gt->sym[d] ? gt->sym[d] : "?";
+				if (d == 0 || strstr(sym, "batch") || !strcmp(sym, "N"))
+					s->dims[d] = cfg->batch;
+				else
+					return ab_err(err, ABACUS_ESHAPE, gt->name,
+					              "input '%s' has a symbolic dim '%s' at axis %d; give it with --input %s=DIMS", gt->name,
+					              sym, d, gt->name);
+			}
+		}
+		for (int d = 0; d < s->rank; d++)
+			if (s->dims[d] < 0)
+				return ab_err(err, ABACUS_ESHAPE, gt->name, "input '%s' has a negative dim at axis %d", gt->name, d);
+		if (ab_numel(s->dims, s->rank, &s->numel))
+			return ab_err(err, ABACUS_ESHAPE, gt->name, "input '%s': the product of its dims overflows 64 bits",
+			              gt->name);
+		s->known = 1;
+		int64_t b;
+		int sz = ab_dtype_size(s->dtype);
+		if (ab_mul(s->numel, sz ? sz : 4, &b) || ab_add(a->input_bytes, b, &a->input_bytes))
+			return ab_err(err, ABACUS_ESHAPE, gt->name, "input '%s' is too large", gt->name);
+	}
+	return 0;
+}
+
+static int note_unknown(abacus_analysis *a, const char *op)
+{
+	for (size_t k = 0; k < a->n_unk; k++)
+		if (!strcmp(a->unk_ops[k], op)) {
+			a->unk_counts[k]++;
+			return 0;
+		}
+	const char **ops = ab_realloc(a->unk_ops, (a->n_unk + 1) * sizeof *ops);
+	if (!ops)
+		return -1;
+	a->unk_ops = ops;
+	int64_t *cnt = ab_realloc(a->unk_counts, (a->n_unk + 1) * sizeof *cnt);
+	if (!cnt)
+		return -1;
+	a->unk_counts = cnt;
+	a->unk_ops[a->n_unk] = op;
+	a->unk_counts[a->n_unk++] = 1;
+	return 0;
+}
+
+/* An op we do not know: its outputs take the file's declared shapes (value_info), with symbolic dims on
+ * the first axis bound to the batch. Without a declaration we cannot go on. */
+static int unknown_shapes(abacus_analysis *a, ab_ctx *c)
+{
+	const ab_node *n = c->n;
+	for (int o = 0; o < n->n_out; o++) {
+		int t = n->out[o];
+		if (t < 0)
+			continue;
+		const ab_tensor *gt = &a->g->tensors[t];
+		if (gt->rank < 0)
+			return ab_node_err(c, ABACUS_EUNSUPPORTED,
+			                   "op '%s' is not in the op table and the file declares no shape for its output '%s'",
+			                   n->op, gt->name);
+		int64_t dims[ABACUS_MAX_RANK];
+		for (int d = 0; d < gt->rank; d++) {
+			dims[d] = gt->dims[d];
+			if (dims[d] < 0) {
+				if (d != 0)
+					return ab_node_err(c, ABACUS_EUNSUPPORTED,
+					                   "op '%s' is not in the op table and its output '%s' has a symbolic dim at axis %d",
+					                   n->op, gt->name, d);
+				dims[d] = a->cfg.batch;
+			}
+		}
+		int rc = ab_set_out(c, o, gt->dtype ? gt->dtype : AB_DT_FLOAT, gt->rank, dims);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int64_t shape_bytes(const ab_shape *s)
+{
+	int64_t b;
+	int sz = ab_dtype_size(s->dtype);
+	if (!s->known || ab_mul(s->numel, sz ? sz : 4, &b))
+		return 0;
+	return b;
+}
+
+static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *def, unsigned char *param_seen)
+{
+	const ab_node *n = c->n;
+	abacus_layer *L = &a->layers[a->n_layers];
+	ab_cost *k = &a->costs[a->n_layers];
+	int rc;
+	memset(k, 0, sizeof *k);
+	k->category = -1;
+	memset(L, 0, sizeof *L);
+	L->name = n->name;
+	L->op = n->op;
+	L->known = def != NULL;
+	L->category = def ? def->cat : ABACUS_CAT_OTHER;
+	/* Requires-grad flows from parameters through every differentiable op. */
+	int any_rg = 0;
+	for (int i = 0; i < n->n_in; i++)
+		if (n->in[i] >= 0 && a->rg[n->in[i]])
+			any_rg = 1;
+	if (def && (def->flags & AB_OP_NOGRAD))
+		any_rg = 0;
+	for (int o = 0; o < n->n_out; o++)
+		if (n->out[o] >= 0)
+			a->rg[n->out[o]] = (unsigned char)any_rg;
+	/* Outputs that are integer or bool never require grad (indices, masks). */
+	for (int o = 0; o < n->n_out; o++)
+		if (n->out[o] >= 0 && !ab_dtype_is_float(a->shapes[n->out[o]].dtype))
+			a->rg[n->out[o]] = 0;
+	if (def) {
+		rc = def->cost ? def->cost(c, k) : ab_cost_table(c, def, k);
+		if (rc)
+			return rc;
+	} else {
+		for (int i = 0; i < n->n_in; i++)
+			if (n->in[i] >= 0)
+				k->bytes_read += shape_bytes(&a->shapes[n->in[i]]);
+		for (int o = 0; o < n->n_out; o++)
+			if (n->out[o] >= 0)
+				k->bytes_written += shape_bytes(&a->shapes[n->out[o]]);
+	}
+	/* Category refinements that depend on attributes or operands. */
+	if (def && !strcmp(n->op, "Conv") && ab_attr_int(n, "group", 1) > 1)
+		L->category = ABACUS_CAT_GROUPCONV;
+	if (def && !strcmp(n->op, "Gather") && n->in[0] >= 0 && a->g->tensors[n->in[0]].is_param)
+		L->category = ABACUS_CAT_EMBEDDING;
+	if (k->category >= 0)
+		L->category = k->category;
+	/* Parameters: each float initializer counts once, at its first consumer. */
+	for (int i = 0; i < n->n_in; i++) {
+		int t = n->in[i];
+		if (t < 0 || !a->g->tensors[t].is_param || param_seen[t])
+			continue;
+		param_seen[t] = 1;
+		if (ab_add(L->params, a->shapes[t].numel, &L->params))
+			return ab_node_err(c, ABACUS_ESHAPE, "parameter count overflows");
+	}
+	const ab_shape *y = n->n_out > 0 && n->out[0] >= 0 ? &a->shapes[n->out[0]] : NULL;
+	if (y && y->known) {
+		L->rank = y->rank;
+		memcpy(L->dims, y->dims, sizeof L->dims);
+	}
+	for (int o = 0; o < n->n_out; o++)
+		if (n->out[o] >= 0 && ab_add(L->output_bytes, shape_bytes(&a->shapes[n->out[o]]), &L->output_bytes))
+			return ab_node_err(c, ABACUS_ESHAPE, "output bytes overflow");
+	L->forward_flops = k->fwd;
+	L->backward_flops = any_rg ? k->bwd : 0;
+	L->bytes_read = k->bytes_read;
+	L->bytes_written = (def && (def->flags & AB_OP_VIEW)) ? 0 : k->bytes_written;
+	a->layer_node[a->n_layers] = node;
+	a->node_layer[node] = (int)a->n_layers;
+	a->n_layers++;
+	abacus_totals *T = &a->totals;
+	if (ab_add(T->params, L->params, &T->params) || ab_add(T->forward_flops, L->forward_flops, &T->forward_flops) ||
+	    ab_add(T->backward_flops, L->backward_flops, &T->backward_flops) ||
+	    ab_add(T->bytes_read, L->bytes_read, &T->bytes_read) ||
+	    ab_add(T->bytes_written, L->bytes_written, &T->bytes_written))
+		return ab_node_err(c, ABACUS_ESHAPE, "totals overflow 64 bits");
+	T->layers++;
+	if (!def)
+		T->unknown++;
+	return 0;
+}
+
+static int run(abacus_analysis *a, abacus_error *err)
+{
+	const abacus_graph *g = a->g;
+	int rc;
+	unsigned char *param_seen = ab_calloc((size_t)g->n_tensors + 1, 1);
+	if (!param_seen)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	/* Initializers and their values. */
+	for (int t = 0; t < g->n_tensors; t++) {
+		const ab_tensor *gt = &g->tensors[t];
+		if (gt->kind != AB_T_INIT)
+			continue;
+		ab_shape *s = &a->shapes[t];
+		s->known = 1;
+		s->dtype = gt->dtype;
+		s->rank = gt->rank;
+		memcpy(s->dims, gt->dims, sizeof s->dims);
+		if (ab_numel(s->dims, s->rank, &s->numel)) {
+			rc = ab_err(err, ABACUS_ESHAPE, gt->name, "initializer '%s' has dims whose product overflows", gt->name);
+			goto out;
+		}
+		a->vals[t] = gt->value;
+		a->rg[t] = (unsigned char)gt->is_param;
+	}
+	if ((rc = bind_inputs(a, err)))
+		goto out;
+	for (int i = 0; i < g->n_nodes; i++) {
+		int node = g->order[i];
+		const ab_node *n = &g->nodes[node];
+		ab_ctx c = { g, n, a->shapes, a->vals, a->own, a->rg, err };
+		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
+		if (!def) {
+			if (a->cfg.strict) {
+				rc = ab_node_err(&c, ABACUS_EUNSUPPORTED,
+				                 "op '%s%s%s' is not in the op table (--strict); without --strict it counts as 'other'",
+				                 n->domain[0] ? n->domain : "", n->domain[0] ? "." : "", n->op);
+				goto out;
+			}
+			if (note_unknown(a, n->op)) {
+				rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+				goto out;
+			}
+			if ((rc = unknown_shapes(a, &c)) || (rc = add_layer(a, &c, node, NULL, param_seen)))
+				goto out;
+			continue;
+		}
+		for (int k = 0; k < n->n_in; k++)
+			if (n->in[k] >= 0 && !a->shapes[n->in[k]].known) {
+				rc = ab_node_err(&c, ABACUS_ESHAPE, "input '%s' has no resolved shape", g->tensors[n->in[k]].name);
+				goto out;
+			}
+		if ((rc = def->shape(&c)))
+			goto out;
+		int all_const = n->n_in > 0 || !strcmp(n->op, "Constant");
+		for (int k = 0; k < n->n_in; k++)
+			if (n->in[k] >= 0 && !a->vals[n->in[k]])
+				all_const = 0;
+		if (all_const && def->fold && (rc = def->fold(&c)))
+			goto out;
+		int folded = n->n_out > 0;
+		for (int o = 0; o < n->n_out; o++)
+			if (n->out[o] >= 0 && !a->vals[n->out[o]])
+				folded = 0;
+		/* Shape-only Constants whose data was stripped still describe no work. */
+		if (!strcmp(n->op, "Constant"))
+			folded = 1;
+		for (int o = 0; o < n->n_out; o++)
+			if (n->out[o] >= 0 && !a->shapes[n->out[o]].known) {
+				rc = ab_node_err(&c, ABACUS_ESHAPE, "the shape rule left output %d unresolved", o);
+				goto out;
+			}
+		if (folded) {
+			a->totals.folded++;
+			continue;
+		}
+		if ((rc = add_layer(a, &c, node, def, param_seen)))
+			goto out;
+	}
+	/* Parameters that no layer consumed still exist in the model (e.g. only reshaped and dropped). */
+	for (int t = 0; t < g->n_tensors; t++)
+		if (g->tensors[t].is_param && !param_seen[t] && g->tensors[t].n_consumers > 0)
+			a->totals.params += a->shapes[t].numel;
+	rc = ab_simulate_memory(a, err);
+out:
+	ab_free(param_seen);
+	return rc;
+}
+
+int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_config *cfg, abacus_error *err)
+{
+	ab_err_clear(err);
+	*out = NULL;
+	if (!g || !cfg)
+		return ab_err(err, ABACUS_EINVAL, "", "NULL graph or configuration");
+	if (cfg->batch <= 0)
+		return ab_err(err, ABACUS_EINVAL, "", "batch must be at least 1 (got %lld)", (long long)cfg->batch);
+	abacus_analysis *a = ab_calloc(1, sizeof *a);
+	if (!a)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	a->g = g;
+	a->cfg = *cfg;
+	size_t nt = (size_t)g->n_tensors + 1, nn = (size_t)g->n_nodes + 1;
+	a->shapes = ab_calloc(nt, sizeof *a->shapes);
+	a->vals = ab_calloc(nt, sizeof *a->vals);
+	a->own = ab_calloc(nt, 1);
+	a->rg = ab_calloc(nt, 1);
+	a->layers = ab_calloc(nn, sizeof *a->layers);
+	a->costs = ab_calloc(nn, sizeof *a->costs);
+	a->layer_node = ab_calloc(nn, sizeof *a->layer_node);
+	a->node_layer = ab_malloc(nn * sizeof *a->node_layer);
+	int rc;
+	if (!a->shapes || !a->vals || !a->own || !a->rg || !a->layers || !a->costs || !a->layer_node || !a->node_layer) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < nn; i++)
+		a->node_layer[i] = -1;
+	if ((rc = run(a, err)))
+		goto fail;
+	a->cfg.inputs = NULL;
+	a->cfg.n_inputs = 0;
+	*out = a;
+	return 0;
+fail:
+	abacus_analysis_free(a);
+	return rc;
+}
+
+void abacus_analysis_free(abacus_analysis *a)
+{
+	if (!a)
+		return;
+	if (a->vals && a->own)
+		for (int t = 0; t < a->g->n_tensors; t++)
+			if (a->own[t])
+				ab_value_free(a->vals[t]);
+	ab_free(a->shapes);
+	ab_free(a->vals);
+	ab_free(a->own);
+	ab_free(a->rg);
+	ab_free(a->layers);
+	ab_free(a->costs);
+	ab_free(a->layer_node);
+	ab_free(a->node_layer);
+	ab_free(a->unk_ops);
+	ab_free(a->unk_counts);
+	ab_free(a);
+}
+
+const abacus_totals *abacus_analysis_totals(const abacus_analysis *a)
+{
+	return &a->totals;
+}
+
+const abacus_memory *abacus_analysis_memory(const abacus_analysis *a)
+{
+	return &a->mem;
+}
+
+const abacus_layer *abacus_analysis_layers(const abacus_analysis *a, size_t *n)
+{
+	*n = a->n_layers;
+	return a->layers;
+}
+
+size_t abacus_analysis_n_unknown(const abacus_analysis *a)
+{
+	return a->n_unk;
+}
+
+const char *abacus_analysis_unknown(const abacus_analysis *a, size_t i, int64_t *count)
+{
+	if (i >= a->n_unk)
+		return NULL;
+	if (count)
+		*count = a->unk_counts[i];
+	return a->unk_ops[i];
+}
+
+size_t abacus_analysis_n_outputs(const abacus_analysis *a)
+{
+	return (size_t)a->g->n_outputs;
+}
+
+int abacus_analysis_output(const abacus_analysis *a, size_t i, const char **name, int *rank,
+                           int64_t dims[ABACUS_MAX_RANK])
+{
+	if (i >= (size_t)a->g->n_outputs)
+		return ABACUS_EINVAL;
+	int t = a->g->outputs[i];
+	*name = a->g->tensors[t].name;
+	*rank = a->shapes[t].rank;
+	memcpy(dims, a->shapes[t].dims, sizeof a->shapes[t].dims);
+	return 0;
+}

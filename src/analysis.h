@@ -1,0 +1,35 @@
+/*
+ * analysis.h — the typed graph for one configuration: per-tensor shapes and constant values, the layer
+ * list with costs, totals and the simulated memory. Built by analysis.c, memory by memory.c.
+ */
+#ifndef ABACUS_ANALYSIS_H
+#define ABACUS_ANALYSIS_H
+
+#include "ops.h"
+
+struct abacus_analysis {
+	const abacus_graph *g;         /* borrowed: must outlive the analysis */
+	abacus_config cfg;             /* inputs pointer not retained */
+	ab_shape *shapes;              /* per tensor */
+	ab_value **vals;               /* per tensor: constant value, borrowed or owned */
+	unsigned char *own;            /* per tensor: vals[t] owned here */
+	unsigned char *rg;             /* per tensor: requires grad */
+	abacus_layer *layers;
+	ab_cost *costs;                /* per layer */
+	int *layer_node;               /* per layer: node index */
+	int *node_layer;               /* per node: layer index or -1 (folded) */
+	size_t n_layers;
+	abacus_totals totals;
+	abacus_memory mem;
+	const char **unk_ops;          /* borrowed from the graph */
+	int64_t *unk_counts;
+	size_t n_unk;
+	int64_t input_bytes;           /* graph inputs at this configuration */
+	int64_t target_bytes;          /* labels (cross-entropy) or the zero target (MSE) */
+	int64_t loss_bytes;            /* what the loss keeps for backward */
+};
+
+/* memory.c: fills a->mem from layers, costs and shapes. */
+int ab_simulate_memory(abacus_analysis *a, abacus_error *err);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * config.c — parsing of the small textual options that the CLI and embedders share: dims ("1x3x224x224")
+ * and optimizer names.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+int abacus_parse_dims(abacus_input_shape *out, const char *text, abacus_error *err)
+{
+	memset(out, 0, sizeof *out);
+	const char *p = text;
+	if (!p || !*p)
+		return ab_err(err, ABACUS_EINVAL, "", "empty dims: expected something like 1x3x224x224");
+	for (;;) {
+		if (out->rank == ABACUS_MAX_RANK)
+			return ab_err(err, ABACUS_EINVAL, text, "'%s' has more than %d dims", text, ABACUS_MAX_RANK);
+		char *end;
+		errno = 0;
+		if (*p < '0' || *p > '9')
+			return ab_err(err, ABACUS_EINVAL, text, "'%s' is not a list of positive integers such as 1x3x224x224", text);
+		long long v = strtoll(p, &end, 10);
+		if (errno || v <= 0)
+			return ab_err(err, ABACUS_EINVAL, text, "dim %d of '%s' must be a positive integer that fits 64 bits",
+			              out->rank, text);
+		out->dims[out->rank++] = v;
+		if (*end == '\0')
+			break;
+		if (*end != 'x' && *end != 'X' && *end != ',')
+			return ab_err(err, ABACUS_EINVAL, text, "unexpected '%c' in dims '%s' (use 1x3x224x224)", *end, text);
+		p = end + 1;
+	}
+	int64_t n;
+	if (ab_numel(out->dims, out->rank, &n))
+		return ab_err(err, ABACUS_EINVAL, text, "the product of dims '%s' overflows 64 bits", text);
+	return 0;
+}
+
+int abacus_parse_optimizer(abacus_optimizer *out, const char *text, abacus_error *err)
+{
+	if (text && !strcmp(text, "sgd"))
+		*out = ABACUS_OPT_SGD;
+	else if (text && !strcmp(text, "adam"))
+		*out = ABACUS_OPT_ADAM;
+	else
+		return ab_err(err, ABACUS_EINVAL, text ? text : "", "unknown optimizer '%s' (use sgd or adam)", text ? text : "");
+	return 0;
+}
+
+const char *abacus_optimizer_name(abacus_optimizer o)
+{
+	return o == ABACUS_OPT_ADAM ? "adam" : "sgd";
+}

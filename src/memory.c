@@ -1,0 +1,257 @@
+/*
+ * memory.c — simulates the memory of one steady-state PyTorch training iteration:
+ *
+ *   opt.zero_grad(set_to_none=True); loss = crit(model(x), y); loss.backward(); opt.step()
+ *
+ * Persistent: weights, buffers, optimizer state (momentum; Adam's two moments), the input batch and the
+ * target. Gradients do not exist at the start of an iteration (set_to_none). The forward pass allocates
+ * each layer's outputs (views share their base's storage), keeps what autograd saves for backward, and
+ * frees a tensor once its last consumer ran and nobody saved it. The backward pass walks the layers in
+ * reverse: it allocates input gradients, parameter gradients (kept until the step), and frees each
+ * layer's saved tensors and its outputs' gradients. The step then runs with all gradients live (Adam
+ * makes two parameter-sized temporaries at a time). The peak and its breakdown are recorded at the
+ * moment the live total is largest.
+ */
+#include <string.h>
+
+#include "analysis.h"
+
+typedef struct sim {
+	int64_t live;          /* everything not persistent */
+	int64_t saved;         /* activation storage kept for backward (part of live) */
+	int64_t extra;         /* extra saved buffers: indices, masks, statistics (part of live) */
+	int64_t pgrad;         /* parameter gradients (part of live) */
+	int64_t peak;
+	abacus_memory at_peak;
+	int overflow;
+} sim;
+
+static void touch(sim *s)
+{
+	if (s->live > s->peak) {
+		s->peak = s->live;
+		s->at_peak.gradients = s->pgrad;
+		s->at_peak.activations = s->saved + s->extra;
+		s->at_peak.workspace = s->live - s->pgrad - s->saved - s->extra;
+	}
+}
+
+static void add(sim *s, int64_t *field, int64_t b)
+{
+	if (ab_add(s->live, b, &s->live) || (field && ab_add(*field, b, field)))
+		s->overflow = 1;
+	touch(s);
+}
+
+static void sub(sim *s, int64_t *field, int64_t b)
+{
+	s->live -= b;
+	if (field)
+		*field -= b;
+}
+
+static int64_t bytes(const ab_shape *sh)
+{
+	int64_t b;
+	int sz = ab_dtype_size(sh->dtype);
+	if (!sh->known || ab_mul(sh->numel, sz ? sz : 4, &b))
+		return 0;
+	return b;
+}
+
+int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
+{
+	const abacus_graph *g = a->g;
+	size_t nt = (size_t)g->n_tensors + 1;
+	int rc = 0;
+	int *sid = ab_malloc(nt * sizeof *sid);           /* storage id: the tensor that owns the memory */
+	int *uses = ab_calloc(nt, sizeof *uses);          /* pending forward consumers per storage */
+	int *saved_refs = ab_calloc(nt, sizeof *saved_refs);
+	unsigned char *alive = ab_calloc(nt, 1);          /* storage allocated and not yet freed */
+	unsigned char *pinned = ab_calloc(nt, 1);         /* graph outputs: kept for the loss */
+	unsigned char *grad = ab_calloc(nt, 1);           /* gradient allocated for this storage */
+	if (!sid || !uses || !saved_refs || !alive || !pinned || !grad) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
+	abacus_memory *m = &a->mem;
+	memset(m, 0, sizeof *m);
+	/* Persistent state. */
+	int64_t max_param = 0;
+	for (int t = 0; t < g->n_tensors; t++) {
+		const ab_tensor *gt = &g->tensors[t];
+		sid[t] = t;
+		if (gt->kind != AB_T_INIT || gt->n_consumers == 0)
+			continue;
+		int64_t b = bytes(&a->shapes[t]);
+		if (gt->is_param) {
+			m->weights += b;
+			max_param = b > max_param ? b : max_param;
+		} else if (!a->vals[t] || a->shapes[t].numel > 64) {
+			m->buffers += b; /* running statistics and other non-trainable state */
+		}
+	}
+	m->optimizer = a->cfg.optimizer == ABACUS_OPT_ADAM ? 2 * m->weights : m->weights;
+	/* The target: class labels (int64 per sample) for a 2-D output, else a zero tensor like the output. */
+	const ab_shape *y = &a->shapes[g->outputs[0]];
+	if (y->rank == 2) {
+		a->target_bytes = 8 * y->dims[0];
+		a->loss_bytes = bytes(y); /* cross-entropy keeps its log-softmax */
+	} else {
+		a->target_bytes = bytes(y);
+		a->loss_bytes = 0;
+	}
+	m->inputs = a->input_bytes + a->target_bytes;
+	m->persistent = m->weights + m->buffers + m->optimizer + m->inputs;
+
+	/* Storage ids follow views back to their base. */
+	for (size_t L = 0; L < a->n_layers; L++) {
+		const ab_node *n = &g->nodes[a->layer_node[L]];
+		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
+		if (def && (def->flags & AB_OP_VIEW) && n->in[0] >= 0)
+			for (int o = 0; o < n->n_out; o++)
+				if (n->out[o] >= 0)
+					sid[n->out[o]] = sid[n->in[0]];
+	}
+	for (size_t L = 0; L < a->n_layers; L++) {
+		const ab_node *n = &g->nodes[a->layer_node[L]];
+		for (int k = 0; k < n->n_in; k++)
+			if (n->in[k] >= 0)
+				uses[sid[n->in[k]]]++;
+	}
+	for (int k = 0; k < g->n_outputs; k++)
+		pinned[sid[g->outputs[k]]] = 1;
+
+	sim s = { 0 };
+	/* Only activations count: initializers, graph inputs and folded constants are not simulated storage. */
+#define ACTIVATION(t) (g->tensors[t].kind == AB_T_VALUE && a->node_layer[g->tensors[t].producer] >= 0)
+	/* ---- forward ---- */
+	for (size_t L = 0; L < a->n_layers; L++) {
+		const ab_node *n = &g->nodes[a->layer_node[L]];
+		const ab_cost *k = &a->costs[L];
+		for (int o = 0; o < n->n_out; o++) {
+			int t = n->out[o];
+			if (t < 0 || sid[t] != t)
+				continue;
+			alive[t] = 1;
+			add(&s, NULL, bytes(&a->shapes[t]));
+		}
+		/* Saved tensors: only those that carry activations (constants and inputs live anyway). */
+		for (int i = 0; i < n->n_in && i < 16; i++) {
+			int t = n->in[i];
+			if (t >= 0 && (k->in_mask >> i & 1) && ACTIVATION(t) && !a->vals[t]) {
+				if (saved_refs[sid[t]]++ == 0 && alive[sid[t]])
+					s.saved += bytes(&a->shapes[sid[t]]);
+			}
+		}
+		for (int o = 0; o < n->n_out && o < 16; o++) {
+			int t = n->out[o];
+			if (t >= 0 && (k->out_mask >> o & 1)) {
+				if (saved_refs[sid[t]]++ == 0 && alive[sid[t]])
+					s.saved += bytes(&a->shapes[sid[t]]);
+			}
+		}
+		add(&s, &s.extra, k->extra_bytes);
+		/* Free inputs whose last consumer this was, unless saved or a graph output. */
+		for (int i = 0; i < n->n_in; i++) {
+			int t = n->in[i];
+			if (t < 0)
+				continue;
+			int st = sid[t];
+			if (--uses[st] == 0 && alive[st] && !saved_refs[st] && !pinned[st] && ACTIVATION(st)) {
+				alive[st] = 0;
+				sub(&s, NULL, bytes(&a->shapes[st]));
+			}
+		}
+		/* Outputs nobody reads (e.g. BatchNorm's running statistics, an unused mask) die at once. */
+		for (int o = 0; o < n->n_out; o++) {
+			int t = n->out[o];
+			if (t >= 0 && sid[t] == t && uses[t] == 0 && !saved_refs[t] && !pinned[t] && alive[t]) {
+				alive[t] = 0;
+				sub(&s, NULL, bytes(&a->shapes[t]));
+			}
+		}
+	}
+	/* The loss. */
+	add(&s, NULL, a->loss_bytes);
+	m->saved = s.saved + s.extra;
+	/* ---- backward ---- */
+	add(&s, NULL, bytes(y)); /* dL/d(output) */
+	grad[sid[g->outputs[0]]] = 1;
+	sub(&s, NULL, a->loss_bytes);
+	for (size_t L = a->n_layers; L-- > 0;) {
+		const ab_node *n = &g->nodes[a->layer_node[L]];
+		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
+		const ab_cost *k = &a->costs[L];
+		int view = def && (def->flags & AB_OP_VIEW);
+		/* Input gradients. */
+		for (int i = 0; i < n->n_in; i++) {
+			int t = n->in[i];
+			if (t < 0 || !a->rg[t])
+				continue;
+			if (g->tensors[t].is_param) {
+				add(&s, &s.pgrad, bytes(&a->shapes[t]));
+				continue;
+			}
+			int st = sid[t];
+			if (!view && !grad[st] && ACTIVATION(st)) {
+				grad[st] = 1;
+				add(&s, NULL, bytes(&a->shapes[st]));
+			}
+		}
+		/* Output gradients are consumed (views pass theirs on to the base). */
+		for (int o = 0; o < n->n_out; o++) {
+			int t = n->out[o];
+			if (t >= 0 && sid[t] == t && grad[t]) {
+				grad[t] = 0;
+				sub(&s, NULL, bytes(&a->shapes[t]));
+			}
+		}
+		/* Saved tensors and extra buffers are released. */
+		sub(&s, &s.extra, k->extra_bytes);
+		for (int i = 0; i < n->n_in && i < 16; i++) {
+			int t = n->in[i];
+			if (t >= 0 && (k->in_mask >> i & 1) && ACTIVATION(t) && !a->vals[t]) {
+				int st = sid[t];
+				if (--saved_refs[st] == 0 && alive[st]) {
+					s.saved -= bytes(&a->shapes[st]);
+					alive[st] = 0;
+					sub(&s, NULL, bytes(&a->shapes[st]));
+				}
+			}
+		}
+		for (int o = 0; o < n->n_out && o < 16; o++) {
+			int t = n->out[o];
+			if (t >= 0 && (k->out_mask >> o & 1)) {
+				int st = sid[t];
+				if (--saved_refs[st] == 0 && alive[st]) {
+					s.saved -= bytes(&a->shapes[st]);
+					alive[st] = 0;
+					sub(&s, NULL, bytes(&a->shapes[st]));
+				}
+			}
+		}
+	}
+	/* ---- optimizer step: all gradients live, plus Adam's temporaries ---- */
+	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? 2 * max_param : 0);
+	s.live = step_live;
+	s.saved = s.extra = 0;
+	touch(&s);
+#undef ACTIVATION
+	if (s.overflow) {
+		rc = ab_err(err, ABACUS_ESHAPE, "", "memory totals overflow 64 bits");
+		goto out;
+	}
+	m->gradients = s.at_peak.gradients;
+	m->activations = s.at_peak.activations;
+	m->workspace = s.at_peak.workspace;
+	m->peak = m->persistent + s.peak;
+out:
+	ab_free(sid);
+	ab_free(uses);
+	ab_free(saved_refs);
+	ab_free(alive);
+	ab_free(pinned);
+	ab_free(grad);
+	return rc;
+}

@@ -1,0 +1,92 @@
+/*
+ * names.c — string → index hash table used to resolve tensor names while loading (FNV-1a hashing).
+ * The load factor stays below 1/2, so probes are short and a lookup always finds an empty slot.
+ */
+#include "names.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "util.h"
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+int ab_names_init(ab_names *m, size_t hint)
+{
+	size_t cap = 16;
+	while (cap < hint * 2)
+		cap *= 2;
+	m->keys = ab_calloc(cap, sizeof *m->keys);
+	m->vals = ab_calloc(cap, sizeof *m->vals);
+	m->cap = cap;
+	m->n = 0;
+	if (!m->keys || !m->vals) {
+		ab_names_free(m);
+		return -1;
+	}
+	return 0;
+}
+
+void ab_names_free(ab_names *m)
+{
+	ab_free(m->keys);
+	ab_free(m->vals);
+	m->keys = NULL;
+	m->vals = NULL;
+	m->cap = m->n = 0;
+}
+
+int ab_names_get(const ab_names *m, const char *key)
+{
+	if (!m->cap)
+		return -1;
+	for (size_t i = hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->keys[i])
+			return -1;
+		if (!strcmp(m->keys[i], key))
+			return m->vals[i];
+	}
+}
+
+static void insert(const char **keys, int *vals, size_t cap, const char *key, int val)
+{
+	size_t i = hash(key) & (cap - 1);
+	while (keys[i] && strcmp(keys[i], key))
+		i = (i + 1) & (cap - 1);
+	keys[i] = key;
+	vals[i] = val;
+}
+
+int ab_names_put(ab_names *m, const char *key, int val)
+{
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap * 2;
+		const char **keys = ab_calloc(cap, sizeof *keys);
+		int *vals = ab_calloc(cap, sizeof *vals);
+		if (!keys || !vals) {
+			ab_free(keys);
+			ab_free(vals);
+			return -1;
+		}
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->keys[i])
+				insert(keys, vals, cap, m->keys[i], m->vals[i]);
+		ab_free(m->keys);
+		ab_free(m->vals);
+		m->keys = keys;
+		m->vals = vals;
+		m->cap = cap;
+	}
+	if (ab_names_get(m, key) < 0)
+		m->n++;
+	insert(m->keys, m->vals, m->cap, key, val);
+	return 0;
+}

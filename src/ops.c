@@ -1,0 +1,206 @@
+/*
+ * ops.c — the op table. One row per supported ONNX op (default domain): NSM category, shape rule,
+ * constant-folding rule, cost rule and flags. Element-wise rows carry their costs as data: FLOPs per
+ * output element forward and backward, and which inputs/outputs PyTorch saves for backward.
+ *
+ * An op not in this table is never a silent zero: the analysis reports it by name, gives it category
+ * `other`, takes its output shape from the file's value_info when present, and fails under --strict.
+ */
+#include <string.h>
+
+#include "ops.h"
+
+#define C(x) ABACUS_CAT_##x
+/* Unary element-wise: same shape, folds on constants. */
+#define UN(name, cat, f, b, sin, sout) { name, C(cat), ab_shape_unary, ab_fold_elementwise, NULL, 0, f, b, sin, sout }
+/* Broadcasting binary/variadic element-wise. */
+#define BI(name, cat, f, b, sin, sout) { name, C(cat), ab_shape_broadcast, ab_fold_elementwise, NULL, 0, f, b, sin, sout }
+/* Comparisons and logic: no gradient. */
+#define CMP(name) { name, C(ELTWISE), ab_shape_broadcast, ab_fold_elementwise, NULL, AB_OP_NOGRAD, 1, 0, 0, 0 }
+/* Layout ops that are views in PyTorch. */
+#define VIEW(name, shape, fold) { name, C(LAYOUT), shape, fold, ab_cost_move, AB_OP_VIEW, 0, 0, 0, 0 }
+
+const ab_opdef ab_ops[] = {
+	/* activations */
+	UN("Relu", RELU, 1, 1, 0, 1),
+	UN("LeakyRelu", RELU, 2, 2, 1, 0),
+	BI("PRelu", RELU, 2, 3, 3, 0),
+	UN("Elu", RELU, 4, 4, 0, 1),
+	UN("Selu", RELU, 5, 4, 0, 1),
+	UN("Celu", RELU, 5, 4, 0, 1),
+	UN("ThresholdedRelu", RELU, 1, 1, 1, 0),
+	UN("Clip", RELU, 2, 2, 1, 0),
+	UN("Sigmoid", ACT, 4, 3, 0, 1),
+	UN("HardSigmoid", ACT, 3, 2, 1, 0),
+	UN("HardSwish", ACT, 5, 4, 1, 0),
+	UN("Tanh", ACT, 4, 2, 0, 1),
+	UN("Erf", ACT, 8, 6, 1, 0),
+	UN("Gelu", ACT, 12, 14, 1, 0),
+	UN("Softplus", ACT, 4, 4, 1, 0),
+	UN("Softsign", ACT, 3, 3, 1, 0),
+	UN("Mish", ACT, 10, 12, 1, 0),
+	/* element-wise math */
+	UN("Exp", ELTWISE, 4, 1, 0, 1),
+	UN("Log", ELTWISE, 4, 1, 1, 0),
+	UN("Sqrt", ELTWISE, 4, 2, 0, 1),
+	UN("Reciprocal", ELTWISE, 1, 2, 0, 1),
+	UN("Neg", ELTWISE, 1, 1, 0, 0),
+	UN("Abs", ELTWISE, 1, 1, 1, 0),
+	UN("Sin", ELTWISE, 4, 4, 1, 0),
+	UN("Cos", ELTWISE, 4, 4, 1, 0),
+	UN("Floor", ELTWISE, 1, 0, 0, 0),
+	UN("Ceil", ELTWISE, 1, 0, 0, 0),
+	UN("Round", ELTWISE, 1, 0, 0, 0),
+	UN("Sign", ELTWISE, 1, 0, 0, 0),
+	UN("Cast", ELTWISE, 1, 1, 0, 0),
+	UN("CastLike", ELTWISE, 1, 1, 0, 0),
+	UN("CumSum", ELTWISE, 1, 1, 0, 0),
+	UN("Trilu", ELTWISE, 1, 1, 0, 0),
+	{ "Not", C(ELTWISE), ab_shape_unary, ab_fold_elementwise, NULL, AB_OP_NOGRAD, 1, 0, 0, 0 },
+	{ "IsNaN", C(ELTWISE), ab_shape_unary, NULL, NULL, AB_OP_NOGRAD, 1, 0, 0, 0 },
+	{ "IsInf", C(ELTWISE), ab_shape_unary, NULL, NULL, AB_OP_NOGRAD, 1, 0, 0, 0 },
+	{ "Identity", C(LAYOUT), ab_shape_unary, ab_fold_same_data, ab_cost_move, AB_OP_VIEW, 0, 0, 0, 0 },
+	/* binary and variadic */
+	BI("Add", ADD, 1, 1, 0, 0),
+	BI("Sub", ADD, 1, 1, 0, 0),
+	BI("Sum", ADD, 1, 1, 0, 0),
+	BI("Mul", MUL, 1, 1, 3, 0),
+	BI("Div", MUL, 1, 3, 3, 0),
+	BI("Pow", ELTWISE, 4, 6, 3, 0),
+	BI("Max", ELTWISE, 1, 1, 3, 0),
+	BI("Min", ELTWISE, 1, 1, 3, 0),
+	BI("Mean", ELTWISE, 1, 1, 0, 0),
+	{ "Mod", C(ELTWISE), ab_shape_broadcast, ab_fold_elementwise, NULL, AB_OP_NOGRAD, 1, 0, 0, 0 },
+	{ "Where", C(ELTWISE), ab_shape_broadcast, ab_fold_elementwise, NULL, 0, 1, 1, 1, 0 },
+	CMP("Equal"), CMP("Less"), CMP("Greater"), CMP("LessOrEqual"), CMP("GreaterOrEqual"),
+	CMP("And"), CMP("Or"), CMP("Xor"),
+	/* softmax */
+	UN("Softmax", SOFTMAX, 5, 4, 0, 1),
+	UN("LogSoftmax", SOFTMAX, 5, 4, 0, 1),
+	/* layout (views in PyTorch) */
+	VIEW("Reshape", ab_shape_reshape, ab_fold_same_data),
+	VIEW("Flatten", ab_shape_flatten, ab_fold_same_data),
+	VIEW("Squeeze", ab_shape_squeeze, ab_fold_same_data),
+	VIEW("Unsqueeze", ab_shape_unsqueeze, ab_fold_same_data),
+	VIEW("Transpose", ab_shape_transpose, ab_fold_transpose),
+	VIEW("Expand", ab_shape_expand, ab_fold_broadcast_copy),
+	{ "Tile", C(LAYOUT), ab_shape_tile, ab_fold_broadcast_copy, ab_cost_move, 0, 0, 0, 0, 0 },
+	{ "DepthToSpace", C(LAYOUT), ab_shape_depth_space, NULL, ab_cost_move, 0, 0, 0, 0, 0 },
+	{ "SpaceToDepth", C(LAYOUT), ab_shape_depth_space, NULL, ab_cost_move, 0, 0, 0, 0, 0 },
+	/* joins and slices */
+	{ "Concat", C(CONCAT), ab_shape_concat, ab_fold_concat, ab_cost_move, 0, 0, 0, 0, 0 },
+	{ "Split", C(SPLIT), ab_shape_split, NULL, ab_cost_move, AB_OP_VIEW, 0, 0, 0, 0 },
+	{ "Slice", C(SPLIT), ab_shape_slice, ab_fold_slice, ab_cost_move, AB_OP_VIEW, 0, 0, 0, 0 },
+	{ "Gather", C(SPLIT), ab_shape_gather, ab_fold_gather, ab_cost_gather, 0, 0, 0, 0, 0 },
+	{ "GatherElements", C(SPLIT), ab_shape_like_input1, NULL, ab_cost_gather, 0, 0, 0, 0, 0 },
+	{ "ScatterND", C(ELTWISE), ab_shape_unary, NULL, ab_cost_move, 0, 0, 0, 0, 0 },
+	{ "ScatterElements", C(ELTWISE), ab_shape_unary, NULL, ab_cost_move, 0, 0, 0, 0, 0 },
+	{ "Pad", C(PAD), ab_shape_pad, NULL, ab_cost_move, 0, 0, 0, 0, 0 },
+	{ "Resize", C(RESIZE), ab_shape_resize, NULL, ab_cost_resize, 0, 0, 0, 0, 0 },
+	{ "Upsample", C(RESIZE), ab_shape_resize, NULL, ab_cost_resize, 0, 0, 0, 0, 0 },
+	/* shape queries and constants: always folded when their inputs are known */
+	{ "Shape", C(OTHER), ab_shape_shape, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0 },
+	{ "Size", C(OTHER), ab_shape_shape, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0 },
+	{ "Constant", C(OTHER), ab_shape_constant, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0 },
+	{ "ConstantOfShape", C(ELTWISE), ab_shape_constant_of_shape, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0 },
+	{ "Range", C(OTHER), ab_shape_range, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0 },
+	/* convolution and pooling */
+	{ "Conv", C(CONV), ab_shape_conv, NULL, ab_cost_conv, 0, 0, 0, 0, 0 },
+	{ "ConvTranspose", C(CONV), ab_shape_conv_transpose, NULL, ab_cost_conv, 0, 0, 0, 0, 0 },
+	{ "MaxPool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0 },
+	{ "AveragePool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0 },
+	{ "LpPool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0 },
+	{ "GlobalAveragePool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0 },
+	{ "GlobalMaxPool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0 },
+	{ "GlobalLpPool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0 },
+	/* matrix products */
+	{ "Gemm", C(MATMUL), ab_shape_gemm, NULL, ab_cost_gemm, 0, 0, 0, 0, 0 },
+	{ "MatMul", C(MATMUL), ab_shape_matmul, NULL, ab_cost_matmul, 0, 0, 0, 0, 0 },
+	{ "Einsum", C(MATMUL), ab_shape_einsum, NULL, ab_cost_einsum, 0, 0, 0, 0, 0 },
+	/* normalisation */
+	{ "BatchNormalization", C(BATCHNORM), ab_shape_batchnorm, NULL, ab_cost_norm, 0, 0, 0, 0, 0 },
+	{ "InstanceNormalization", C(LAYERNORM), ab_shape_unary, NULL, ab_cost_norm, 0, 0, 0, 0, 0 },
+	{ "LayerNormalization", C(LAYERNORM), ab_shape_layernorm, NULL, ab_cost_norm, 0, 0, 0, 0, 0 },
+	{ "GroupNormalization", C(LAYERNORM), ab_shape_unary, NULL, ab_cost_norm, 0, 0, 0, 0, 0 },
+	{ "LpNormalization", C(LAYERNORM), ab_shape_unary, NULL, ab_cost_norm, 0, 0, 0, 0, 0 },
+	UN("LRN", LAYERNORM, 6, 6, 1, 1),
+	{ "Dropout", C(DROPOUT), ab_shape_dropout, NULL, ab_cost_dropout, 0, 0, 0, 0, 0 },
+	/* reductions */
+	{ "ReduceMean", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	{ "ReduceSum", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	{ "ReduceMax", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	{ "ReduceMin", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	{ "ReduceProd", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	{ "ReduceL1", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	{ "ReduceL2", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	{ "ReduceSumSquare", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	{ "ReduceLogSumExp", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	{ "ArgMax", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, AB_OP_NOGRAD, 0, 0, 0, 0 },
+	{ "ArgMin", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, AB_OP_NOGRAD, 0, 0, 0, 0 },
+	{ "TopK", C(REDUCE), ab_shape_topk, NULL, ab_cost_reduce, 0, 0, 0, 0, 0 },
+	/* recurrent */
+	{ "LSTM", C(RECURRENT), ab_shape_rnn, NULL, ab_cost_rnn, 0, 0, 0, 0, 0 },
+	{ "GRU", C(RECURRENT), ab_shape_rnn, NULL, ab_cost_rnn, 0, 0, 0, 0, 0 },
+	{ "RNN", C(RECURRENT), ab_shape_rnn, NULL, ab_cost_rnn, 0, 0, 0, 0, 0 },
+};
+const int ab_n_ops = (int)(sizeof ab_ops / sizeof ab_ops[0]);
+
+static const char *const cat_names[] = {
+	"conv", "groupconv", "matmul", "batchnorm", "layernorm", "relu", "act", "pool", "add", "mul", "eltwise",
+	"concat", "split", "layout", "softmax", "dropout", "embedding", "recurrent", "attention", "resize", "pad",
+	"reduce", "other",
+};
+_Static_assert(sizeof cat_names / sizeof cat_names[0] == ABACUS_CAT_COUNT, "category names out of step");
+
+const char *abacus_category_name(abacus_category c)
+{
+	return (unsigned)c < ABACUS_CAT_COUNT ? cat_names[c] : "?";
+}
+
+int ab_op_lookup(const char *op, const char *domain)
+{
+	if (domain && domain[0] && strcmp(domain, "ai.onnx"))
+		return -1;
+	for (int i = 0; i < ab_n_ops; i++)
+		if (!strcmp(ab_ops[i].name, op))
+			return i;
+	return -1;
+}
+
+int abacus_op_known(const char *op_type, abacus_category *category)
+{
+	int i = ab_op_lookup(op_type, "");
+	if (i < 0)
+		return 0;
+	if (category)
+		*category = ab_ops[i].cat;
+	return 1;
+}
+
+static int64_t tensor_bytes(const ab_shape *s)
+{
+	int sz = ab_dtype_size(s->dtype);
+	int64_t b;
+	if (!s->known || ab_mul(s->numel, sz ? sz : 4, &b))
+		return 0;
+	return b;
+}
+
+int ab_cost_table(ab_ctx *c, const ab_opdef *d, ab_cost *k)
+{
+	const ab_shape *y = &c->shapes[c->n->out[0]];
+	int rg_inputs = 0;
+	for (int i = 0; i < c->n->n_in; i++)
+		rg_inputs += ab_in_rg(c, i);
+	if (ab_mul(y->numel, d->fwd_per_elem, &k->fwd) || ab_mul(y->numel, (int64_t)d->bwd_per_elem * rg_inputs, &k->bwd))
+		return ab_node_err(c, ABACUS_ESHAPE, "FLOP count overflows 64 bits");
+	/* Only tensors that carry data are saved; constants (e.g. a scalar divisor) are not activations. */
+	k->in_mask = d->save_in;
+	k->out_mask = d->save_out;
+	for (int i = 0; i < c->n->n_in; i++)
+		k->bytes_read += ab_has_in(c, i) ? tensor_bytes(ab_in(c, i)) : 0;
+	for (int o = 0; o < c->n->n_out; o++)
+		if (c->n->out[o] >= 0)
+			k->bytes_written += tensor_bytes(&c->shapes[c->n->out[o]]);
+	return 0;
+}

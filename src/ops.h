@@ -1,0 +1,160 @@
+/*
+ * ops.h — the op table: one row per supported ONNX op with its NSM category, shape rule, constant
+ * folding rule and cost rule (forward/backward FLOPs and what it saves for backward).
+ *
+ * Rules see one node at a time through an ab_ctx. A shape rule sets every output's shape; a fold rule
+ * (only called when every present input has a known value) computes output values; a cost rule fills an
+ * ab_cost. Rules return 0 or an ABACUS_E* code with the error filled in, naming the node.
+ */
+#ifndef ABACUS_OPS_H
+#define ABACUS_OPS_H
+
+#include "graph.h"
+
+typedef struct ab_shape {
+	int known;
+	int dtype;
+	int rank;
+	int64_t dims[ABACUS_MAX_RANK];
+	int64_t numel;
+} ab_shape;
+
+typedef struct ab_ctx {
+	const abacus_graph *g;
+	const ab_node *n;
+	ab_shape *shapes;        /* per tensor */
+	ab_value **vals;         /* per tensor: known constant value or NULL */
+	unsigned char *own;      /* per tensor: vals[t] is owned by the analysis */
+	const unsigned char *rg; /* per tensor: requires grad (for cost rules) */
+	abacus_error *err;
+} ab_ctx;
+
+/* Saved-for-backward description: bit k of in_mask saves input k, bit k of out_mask saves output k;
+ * extra_bytes are buffers the op keeps beside them (pooling indices, dropout masks, statistics). */
+typedef struct ab_cost {
+	int64_t fwd;
+	int64_t bwd;
+	unsigned in_mask;
+	unsigned out_mask;
+	int64_t extra_bytes;
+	int64_t bytes_read;
+	int64_t bytes_written;
+	int category;            /* -1, or a category that overrides the table's (grouped conv, embedding) */
+} ab_cost;
+
+enum {
+	AB_OP_VIEW = 1,      /* output 0 shares input 0's storage (reshape, transpose, slice ...) */
+	AB_OP_NOGRAD = 2     /* outputs never require grad (comparisons, shape queries, argmax) */
+};
+
+typedef struct ab_opdef {
+	const char *name;
+	abacus_category cat;
+	int (*shape)(ab_ctx *c);
+	int (*fold)(ab_ctx *c);
+	int (*cost)(ab_ctx *c, ab_cost *out);   /* NULL: the element-wise rule from the fields below */
+	unsigned flags;
+	int fwd_per_elem, bwd_per_elem;         /* FLOPs per output element (element-wise rule) */
+	unsigned save_in, save_out;             /* tensors saved for backward (element-wise rule) */
+} ab_opdef;
+
+extern const ab_opdef ab_ops[];
+extern const int ab_n_ops;
+/* Row index for (op_type, domain), or -1. Domains "" and "ai.onnx" are the standard ops. */
+int ab_op_lookup(const char *op, const char *domain);
+
+/* ---- helpers for rules ---- */
+static inline const ab_shape *ab_in(const ab_ctx *c, int k)
+{
+	return (k < c->n->n_in && c->n->in[k] >= 0) ? &c->shapes[c->n->in[k]] : NULL;
+}
+static inline const ab_value *ab_inval(const ab_ctx *c, int k)
+{
+	return (k < c->n->n_in && c->n->in[k] >= 0) ? c->vals[c->n->in[k]] : NULL;
+}
+static inline int ab_has_in(const ab_ctx *c, int k)
+{
+	return k < c->n->n_in && c->n->in[k] >= 0;
+}
+static inline int ab_in_rg(const ab_ctx *c, int k)
+{
+	return ab_has_in(c, k) && c->rg && c->rg[c->n->in[k]];
+}
+/* Sets output k's shape (numel is computed and checked). */
+int ab_set_out(ab_ctx *c, int k, int dtype, int rank, const int64_t *dims);
+/* Gives output k a value (ownership passes to the analysis); its shape is set from the value. */
+int ab_set_outval(ab_ctx *c, int k, ab_value *v);
+/* Requires input k to be present with a known shape; reports an error naming the node otherwise. */
+int ab_need(ab_ctx *c, int k);
+/* Requires input k's value (a shape-like constant); `what` names it in the error. */
+int ab_need_val(ab_ctx *c, int k, const char *what);
+/* An error naming the node. */
+int ab_node_err(ab_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Normalises a possibly negative axis against rank; -1 when out of range. */
+int ab_axis(int64_t axis, int rank);
+/* Multiplies with overflow check into *acc; returns -1 on overflow. */
+int ab_muladd(int64_t *acc, int64_t a, int64_t b);
+
+/* Rule families, defined in ops_*.c and referenced by the table in ops.c. */
+int ab_shape_unary(ab_ctx *c);
+int ab_shape_broadcast(ab_ctx *c);
+int ab_fold_elementwise(ab_ctx *c);
+int ab_broadcast_dims(ab_ctx *c, const ab_shape *a, const ab_shape *b, int *rank, int64_t *dims);
+
+/* ops_shape.c */
+int ab_fold_same_data(ab_ctx *c);
+int ab_shape_reshape(ab_ctx *c);
+int ab_shape_flatten(ab_ctx *c);
+int ab_shape_transpose(ab_ctx *c);
+int ab_fold_transpose(ab_ctx *c);
+int ab_shape_squeeze(ab_ctx *c);
+int ab_shape_unsqueeze(ab_ctx *c);
+int ab_shape_concat(ab_ctx *c);
+int ab_fold_concat(ab_ctx *c);
+int ab_shape_split(ab_ctx *c);
+int ab_shape_slice(ab_ctx *c);
+int ab_fold_slice(ab_ctx *c);
+int ab_shape_gather(ab_ctx *c);
+int ab_fold_gather(ab_ctx *c);
+int ab_shape_expand(ab_ctx *c);
+int ab_shape_tile(ab_ctx *c);
+int ab_fold_broadcast_copy(ab_ctx *c);
+int ab_shape_shape(ab_ctx *c);
+int ab_shape_constant(ab_ctx *c);
+int ab_shape_constant_of_shape(ab_ctx *c);
+int ab_shape_range(ab_ctx *c);
+int ab_shape_pad(ab_ctx *c);
+int ab_shape_resize(ab_ctx *c);
+int ab_shape_like_input1(ab_ctx *c);
+int ab_shape_depth_space(ab_ctx *c);
+
+/* ops_nn.c */
+int ab_shape_conv(ab_ctx *c);
+int ab_shape_conv_transpose(ab_ctx *c);
+int ab_cost_conv(ab_ctx *c, ab_cost *k);
+int ab_shape_pool(ab_ctx *c);
+int ab_cost_pool(ab_ctx *c, ab_cost *k);
+int ab_shape_gemm(ab_ctx *c);
+int ab_cost_gemm(ab_ctx *c, ab_cost *k);
+int ab_shape_matmul(ab_ctx *c);
+int ab_cost_matmul(ab_ctx *c, ab_cost *k);
+int ab_shape_einsum(ab_ctx *c);
+int ab_cost_einsum(ab_ctx *c, ab_cost *k);
+int ab_shape_batchnorm(ab_ctx *c);
+int ab_shape_layernorm(ab_ctx *c);
+int ab_cost_norm(ab_ctx *c, ab_cost *k);
+int ab_shape_dropout(ab_ctx *c);
+int ab_cost_dropout(ab_ctx *c, ab_cost *k);
+int ab_shape_reduce(ab_ctx *c);
+int ab_fold_reduce(ab_ctx *c);
+int ab_cost_reduce(ab_ctx *c, ab_cost *k);
+int ab_shape_topk(ab_ctx *c);
+int ab_shape_rnn(ab_ctx *c);
+int ab_cost_rnn(ab_ctx *c, ab_cost *k);
+int ab_cost_gather(ab_ctx *c, ab_cost *k);
+int ab_cost_resize(ab_ctx *c, ab_cost *k);
+int ab_cost_move(ab_ctx *c, ab_cost *k);
+/* ops.c: the element-wise cost rule driven by the table's per-element fields. */
+int ab_cost_table(ab_ctx *c, const ab_opdef *d, ab_cost *k);
+
+#endif

@@ -1,0 +1,690 @@
+/*
+ * ops_nn.c — the compute-heavy ops: convolution, pooling, Gemm/MatMul/Einsum, normalisation, softmax,
+ * dropout, reductions and recurrent layers. Each has a shape rule and a cost rule.
+ *
+ * FLOP convention: a multiply-add is 2 FLOPs. Backward FLOPs count the gradient w.r.t. every input that
+ * requires grad (activations derived from parameters, and parameters themselves); the graph input needs
+ * none, so a network's first convolution has no input-gradient cost, as in PyTorch.
+ * Saved-for-backward sets follow PyTorch's autograd formulas (derivatives.yaml): convolution and matmul
+ * save their inputs, ReLU and sigmoid their output, max pooling its input and int64 indices, dropout a
+ * bool mask, batch norm its input and per-channel statistics.
+ */
+#include <string.h>
+
+#include "ops.h"
+
+static int64_t bytes_of(const ab_shape *s)
+{
+	int64_t b;
+	if (!s || !s->known || ab_mul(s->numel, ab_dtype_size(s->dtype) ? ab_dtype_size(s->dtype) : 4, &b))
+		return 0;
+	return b;
+}
+
+static const ab_shape *out0(const ab_ctx *c)
+{
+	return c->n->n_out > 0 && c->n->out[0] >= 0 ? &c->shapes[c->n->out[0]] : NULL;
+}
+
+/* Default byte traffic: every input read once, every output written once. */
+static void io_bytes(ab_ctx *c, ab_cost *k)
+{
+	for (int i = 0; i < c->n->n_in; i++)
+		k->bytes_read += bytes_of(ab_in(c, i));
+	for (int o = 0; o < c->n->n_out; o++)
+		if (c->n->out[o] >= 0)
+			k->bytes_written += bytes_of(&c->shapes[c->n->out[o]]);
+}
+
+#define OVF(c) ab_node_err((c), ABACUS_ESHAPE, "FLOP count overflows 64 bits")
+
+/* ---- convolution and pooling ---- */
+
+/* Output spatial size for conv/pool along one axis. */
+static int window_out(ab_ctx *c, int64_t in, int64_t k, int64_t s, int64_t d, int64_t pb, int64_t pe, int ceil_mode,
+                      const char *auto_pad, int64_t *out)
+{
+	if (k <= 0 || s <= 0 || d <= 0)
+		return ab_node_err(c, ABACUS_ESHAPE, "kernel, stride and dilation must be positive");
+	if (auto_pad && (!strcmp(auto_pad, "SAME_UPPER") || !strcmp(auto_pad, "SAME_LOWER"))) {
+		*out = (in + s - 1) / s;
+		return 0;
+	}
+	if (auto_pad && !strcmp(auto_pad, "VALID"))
+		pb = pe = 0;
+	int64_t span = d * (k - 1) + 1;
+	int64_t num = in + pb + pe - span;
+	if (num < 0)
+		return ab_node_err(c, ABACUS_ESHAPE, "the window (%lld) is larger than the padded input (%lld)", (long long)span,
+		                   (long long)(in + pb + pe));
+	int64_t o = (ceil_mode ? (num + s - 1) / s : num / s) + 1;
+	/* With ceil_mode the last window must start inside the input or left padding (PyTorch rule). */
+	if (ceil_mode && (o - 1) * s >= in + pb)
+		o--;
+	*out = o;
+	return 0;
+}
+
+typedef struct win {
+	int nsp;                          /* spatial dims */
+	int64_t k[ABACUS_MAX_RANK], s[ABACUS_MAX_RANK], d[ABACUS_MAX_RANK], pb[ABACUS_MAX_RANK], pe[ABACUS_MAX_RANK];
+} win;
+
+static int read_window(ab_ctx *c, int nsp, const int64_t *kernel_from_weight, win *w)
+{
+	size_t nk, ns, nd, np;
+	const int64_t *k = ab_attr_ints(c->n, "kernel_shape", &nk);
+	const int64_t *s = ab_attr_ints(c->n, "strides", &ns);
+	const int64_t *d = ab_attr_ints(c->n, "dilations", &nd);
+	const int64_t *p = ab_attr_ints(c->n, "pads", &np);
+	w->nsp = nsp;
+	if ((k && (int)nk != nsp) || (s && (int)ns != nsp) || (d && (int)nd != nsp) || (p && (int)np != 2 * nsp))
+		return ab_node_err(c, ABACUS_ESHAPE, "kernel_shape/strides/dilations/pads do not match %d spatial dims", nsp);
+	if (!k && !kernel_from_weight)
+		return ab_node_err(c, ABACUS_EGRAPH, "kernel_shape is required");
+	for (int i = 0; i < nsp; i++) {
+		w->k[i] = k ? k[i] : kernel_from_weight[i];
+		w->s[i] = s ? s[i] : 1;
+		w->d[i] = d ? d[i] : 1;
+		w->pb[i] = p ? p[i] : 0;
+		w->pe[i] = p ? p[nsp + i] : 0;
+		if (w->pb[i] < 0 || w->pe[i] < 0)
+			return ab_node_err(c, ABACUS_ESHAPE, "negative padding");
+	}
+	return 0;
+}
+
+int ab_shape_conv(ab_ctx *c)
+{
+	int rc;
+	if ((rc = ab_need(c, 0)) || (rc = ab_need(c, 1)))
+		return rc;
+	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1);
+	if (x->rank < 3 || wt->rank != x->rank)
+		return ab_node_err(c, ABACUS_ESHAPE, "input rank %d and weight rank %d do not fit a convolution", x->rank,
+		                   wt->rank);
+	int64_t g = ab_attr_int(c->n, "group", 1);
+	if (g <= 0 || x->dims[1] % g || wt->dims[1] * g != x->dims[1])
+		return ab_node_err(c, ABACUS_ESHAPE, "input has %lld channels but weight expects %lld × group %lld",
+		                   (long long)x->dims[1], (long long)wt->dims[1], (long long)g);
+	win w;
+	if ((rc = read_window(c, x->rank - 2, wt->dims + 2, &w)))
+		return rc;
+	int64_t dims[ABACUS_MAX_RANK] = { x->dims[0], wt->dims[0] };
+	const char *ap = ab_attr_str(c->n, "auto_pad", "NOTSET");
+	for (int i = 0; i < w.nsp; i++)
+		if ((rc = window_out(c, x->dims[2 + i], w.k[i], w.s[i], w.d[i], w.pb[i], w.pe[i], 0, ap, &dims[2 + i])))
+			return rc;
+	return ab_set_out(c, 0, x->dtype, x->rank, dims);
+}
+
+int ab_shape_conv_transpose(ab_ctx *c)
+{
+	int rc;
+	if ((rc = ab_need(c, 0)) || (rc = ab_need(c, 1)))
+		return rc;
+	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1);
+	if (x->rank < 3 || wt->rank != x->rank || wt->dims[0] != x->dims[1])
+		return ab_node_err(c, ABACUS_ESHAPE, "input and weight do not fit a transposed convolution");
+	int64_t g = ab_attr_int(c->n, "group", 1);
+	if (g <= 0)
+		return ab_node_err(c, ABACUS_ESHAPE, "group must be positive");
+	win w;
+	if ((rc = read_window(c, x->rank - 2, wt->dims + 2, &w)))
+		return rc;
+	size_t nop, nos;
+	const int64_t *op = ab_attr_ints(c->n, "output_padding", &nop);
+	const int64_t *os = ab_attr_ints(c->n, "output_shape", &nos);
+	int64_t dims[ABACUS_MAX_RANK] = { x->dims[0], 0 };
+	if (ab_mul(wt->dims[1], g, &dims[1]))
+		return OVF(c);
+	for (int i = 0; i < w.nsp; i++) {
+		if (os && (int)nos == w.nsp) {
+			dims[2 + i] = os[i];
+			continue;
+		}
+		int64_t o = w.s[i] * (x->dims[2 + i] - 1) + (op && (int)nop == w.nsp ? op[i] : 0) + (w.k[i] - 1) * w.d[i] + 1 -
+		            w.pb[i] - w.pe[i];
+		if (o <= 0)
+			return ab_node_err(c, ABACUS_ESHAPE, "output size %lld at spatial axis %d is not positive", (long long)o, i);
+		dims[2 + i] = o;
+	}
+	return ab_set_out(c, 0, x->dtype, x->rank, dims);
+}
+
+/* Convolution: MACs = N × Cout × out_spatial × (Cin/group) × kernel (ConvTranspose: over the input). */
+int ab_cost_conv(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1), *y = out0(c);
+	int64_t macs = 1, ksz = 1;
+	for (int i = 2; i < wt->rank; i++)
+		ksz *= wt->dims[i];
+	int transpose = !strcmp(c->n->op, "ConvTranspose");
+	/* Per output (conv) or input (transpose) element: weight->dims[1] × kernel MACs. */
+	const ab_shape *base = transpose ? x : y;
+	if (ab_mul(base->numel, wt->dims[1], &macs) || ab_mul(macs, ksz, &macs))
+		return OVF(c);
+	int64_t mm;
+	if (ab_mul(macs, 2, &mm))
+		return OVF(c);
+	k->fwd = mm;
+	if (ab_has_in(c, 2) && ab_add(k->fwd, y->numel, &k->fwd))
+		return OVF(c);
+	k->bwd = 0;
+	if (ab_in_rg(c, 0) && ab_add(k->bwd, mm, &k->bwd))
+		return OVF(c);
+	if (ab_in_rg(c, 1) && ab_add(k->bwd, mm, &k->bwd))
+		return OVF(c);
+	if (ab_in_rg(c, 2) && ab_add(k->bwd, y->numel, &k->bwd))
+		return OVF(c);
+	k->in_mask = 1; /* the input (weights are parameters, always live) */
+	io_bytes(c, k);
+	return 0;
+}
+
+int ab_shape_pool(ab_ctx *c)
+{
+	int rc = ab_need(c, 0);
+	if (rc)
+		return rc;
+	const ab_shape *x = ab_in(c, 0);
+	if (x->rank < 3)
+		return ab_node_err(c, ABACUS_ESHAPE, "pooling needs an input of rank ≥ 3, got %d", x->rank);
+	int64_t dims[ABACUS_MAX_RANK] = { x->dims[0], x->dims[1] };
+	if (!strncmp(c->n->op, "Global", 6)) {
+		for (int i = 2; i < x->rank; i++)
+			dims[i] = 1;
+		return ab_set_out(c, 0, x->dtype, x->rank, dims);
+	}
+	win w;
+	if ((rc = read_window(c, x->rank - 2, NULL, &w)))
+		return rc;
+	int ceil_mode = (int)ab_attr_int(c->n, "ceil_mode", 0);
+	const char *ap = ab_attr_str(c->n, "auto_pad", "NOTSET");
+	for (int i = 0; i < w.nsp; i++)
+		if ((rc = window_out(c, x->dims[2 + i], w.k[i], w.s[i], w.d[i], w.pb[i], w.pe[i], ceil_mode, ap, &dims[2 + i])))
+			return rc;
+	if ((rc = ab_set_out(c, 0, x->dtype, x->rank, dims)))
+		return rc;
+	return ab_set_out(c, 1, AB_DT_INT64, x->rank, dims);
+}
+
+int ab_cost_pool(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *x = ab_in(c, 0), *y = out0(c);
+	int global = !strncmp(c->n->op, "Global", 6);
+	int maxp = strstr(c->n->op, "Max") != NULL;
+	int64_t win_elems = 1;
+	if (!global) {
+		size_t nk;
+		const int64_t *ks = ab_attr_ints(c->n, "kernel_shape", &nk);
+		for (size_t i = 0; ks && i < nk; i++)
+			win_elems *= ks[i];
+	}
+	if (global) {
+		k->fwd = x->numel;
+	} else if (ab_mul(y->numel, win_elems, &k->fwd)) {
+		return OVF(c);
+	}
+	k->bwd = ab_in_rg(c, 0) ? (maxp ? x->numel + y->numel : x->numel) : 0;
+	k->in_mask = 1;
+	/* PyTorch's max pooling keeps int64 argmax indices for backward. */
+	if (maxp && !global && ab_mul(y->numel, 8, &k->extra_bytes))
+		return OVF(c);
+	io_bytes(c, k);
+	return 0;
+}
+
+/* ---- matrix products ---- */
+
+int ab_shape_gemm(ab_ctx *c)
+{
+	int rc;
+	if ((rc = ab_need(c, 0)) || (rc = ab_need(c, 1)))
+		return rc;
+	const ab_shape *a = ab_in(c, 0), *b = ab_in(c, 1);
+	if (a->rank != 2 || b->rank != 2)
+		return ab_node_err(c, ABACUS_ESHAPE, "Gemm needs 2-D inputs, got ranks %d and %d", a->rank, b->rank);
+	int ta = (int)ab_attr_int(c->n, "transA", 0), tb = (int)ab_attr_int(c->n, "transB", 0);
+	int64_t m = a->dims[ta], ka = a->dims[!ta], kb = b->dims[tb], n = b->dims[!tb];
+	if (ka != kb)
+		return ab_node_err(c, ABACUS_ESHAPE, "inner dims differ: %lld vs %lld", (long long)ka, (long long)kb);
+	int64_t dims[2] = { m, n };
+	return ab_set_out(c, 0, a->dtype, 2, dims);
+}
+
+int ab_cost_gemm(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *a = ab_in(c, 0), *y = out0(c);
+	int ta = (int)ab_attr_int(c->n, "transA", 0);
+	int64_t mm;
+	if (ab_mul(y->numel, a->dims[!ta], &mm) || ab_mul(mm, 2, &mm))
+		return OVF(c);
+	k->fwd = mm + (ab_has_in(c, 2) ? y->numel : 0);
+	k->bwd = (ab_in_rg(c, 0) ? mm : 0) + (ab_in_rg(c, 1) ? mm : 0) + (ab_in_rg(c, 2) ? y->numel : 0);
+	k->in_mask = 3;
+	io_bytes(c, k);
+	return 0;
+}
+
+int ab_shape_matmul(ab_ctx *c)
+{
+	int rc;
+	if ((rc = ab_need(c, 0)) || (rc = ab_need(c, 1)))
+		return rc;
+	ab_shape a = *ab_in(c, 0), b = *ab_in(c, 1);
+	if (a.rank < 1 || b.rank < 1)
+		return ab_node_err(c, ABACUS_ESHAPE, "MatMul inputs must have rank ≥ 1");
+	int va = a.rank == 1, vb = b.rank == 1;
+	if (va) { a.rank = 2; a.dims[1] = a.dims[0]; a.dims[0] = 1; }
+	if (vb) { b.rank = 2; b.dims[1] = 1; }
+	if (a.dims[a.rank - 1] != b.dims[b.rank - 2])
+		return ab_node_err(c, ABACUS_ESHAPE, "inner dims differ: %lld vs %lld", (long long)a.dims[a.rank - 1],
+		                   (long long)b.dims[b.rank - 2]);
+	ab_shape ba = a, bb = b;
+	ba.rank -= 2;
+	bb.rank -= 2;
+	int r;
+	int64_t dims[ABACUS_MAX_RANK];
+	if ((rc = ab_broadcast_dims(c, &ba, &bb, &r, dims)))
+		return rc;
+	if (!va)
+		dims[r++] = a.dims[a.rank - 2];
+	if (!vb)
+		dims[r++] = b.dims[b.rank - 1];
+	return ab_set_out(c, 0, a.dtype, r, dims);
+}
+
+int ab_cost_matmul(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *a = ab_in(c, 0), *y = out0(c);
+	int64_t mm;
+	if (ab_mul(y->numel, a->dims[a->rank - 1], &mm) || ab_mul(mm, 2, &mm))
+		return OVF(c);
+	k->fwd = mm;
+	k->bwd = (ab_in_rg(c, 0) ? mm : 0) + (ab_in_rg(c, 1) ? mm : 0);
+	k->in_mask = 3;
+	io_bytes(c, k);
+	return 0;
+}
+
+/* Einsum: explicit equations ("bij,bjk->bik") and implicit ones (output = letters seen once, sorted). */
+static int einsum_parse(ab_ctx *c, int64_t letter_dim[128], char *out_letters, int *n_out)
+{
+	const char *eq = ab_attr_str(c->n, "equation", NULL);
+	if (!eq)
+		return ab_node_err(c, ABACUS_EGRAPH, "Einsum needs an equation");
+	int count[128] = { 0 };
+	for (int i = 0; i < 128; i++)
+		letter_dim[i] = -1;
+	const char *p = eq;
+	for (int k = 0; k < c->n->n_in; k++) {
+		int rc = ab_need(c, k);
+		if (rc)
+			return rc;
+		const ab_shape *s = ab_in(c, k);
+		int axis = 0;
+		while (*p == ' ')
+			p++;
+		for (; *p && *p != ',' && *p != '-'; p++) {
+			if (*p == ' ')
+				continue;
+			if (*p == '.')
+				return ab_node_err(c, ABACUS_EUNSUPPORTED, "Einsum ellipsis is not supported");
+			unsigned char ch = (unsigned char)*p;
+			if (ch >= 128 || axis >= s->rank)
+				return ab_node_err(c, ABACUS_ESHAPE, "equation '%s' does not match input %d of rank %d", eq, k, s->rank);
+			if (letter_dim[ch] >= 0 && letter_dim[ch] != s->dims[axis] && s->dims[axis] != 1 && letter_dim[ch] != 1)
+				return ab_node_err(c, ABACUS_ESHAPE, "index '%c' has sizes %lld and %lld", ch, (long long)letter_dim[ch],
+				                   (long long)s->dims[axis]);
+			if (letter_dim[ch] < s->dims[axis])
+				letter_dim[ch] = s->dims[axis];
+			count[ch]++;
+			axis++;
+		}
+		if (axis != s->rank)
+			return ab_node_err(c, ABACUS_ESHAPE, "equation '%s' names %d axes for input %d of rank %d", eq, axis, k,
+			                   s->rank);
+		if (*p == ',')
+			p++;
+	}
+	*n_out = 0;
+	const char *arrow = strstr(eq, "->");
+	if (arrow) {
+		for (p = arrow + 2; *p; p++) {
+			if (*p == ' ')
+				continue;
+			unsigned char ch = (unsigned char)*p;
+			if (ch >= 128 || letter_dim[ch] < 0 || *n_out >= ABACUS_MAX_RANK)
+				return ab_node_err(c, ABACUS_ESHAPE, "output index '%c' of '%s' is not an input index", *p, eq);
+			out_letters[(*n_out)++] = (char)ch;
+		}
+	} else {
+		for (int ch = 0; ch < 128; ch++)
+			if (count[ch] == 1 && *n_out < ABACUS_MAX_RANK)
+				out_letters[(*n_out)++] = (char)ch;
+	}
+	return 0;
+}
+
+int ab_shape_einsum(ab_ctx *c)
+{
+	int64_t ld[128];
+	char letters[ABACUS_MAX_RANK];
+	int n, rc;
+	if ((rc = einsum_parse(c, ld, letters, &n)))
+		return rc;
+	int64_t dims[ABACUS_MAX_RANK];
+	for (int i = 0; i < n; i++)
+		dims[i] = ld[(unsigned char)letters[i]];
+	return ab_set_out(c, 0, ab_in(c, 0)->dtype, n, dims);
+}
+
+int ab_cost_einsum(ab_ctx *c, ab_cost *k)
+{
+	int64_t ld[128], prod = 1;
+	char letters[ABACUS_MAX_RANK];
+	int n, rc;
+	if ((rc = einsum_parse(c, ld, letters, &n)))
+		return rc;
+	for (int ch = 0; ch < 128; ch++)
+		if (ld[ch] > 0 && ab_mul(prod, ld[ch], &prod))
+			return OVF(c);
+	/* Every combination of indices is one multiply-add (one multiply for a single operand). */
+	int64_t f = c->n->n_in > 1 ? prod * 2 : prod;
+	k->fwd = f;
+	for (int i = 0; i < c->n->n_in; i++)
+		if (ab_in_rg(c, i))
+			k->bwd += f;
+	k->in_mask = (1u << (c->n->n_in < 16 ? c->n->n_in : 16)) - 1;
+	io_bytes(c, k);
+	return 0;
+}
+
+/* ---- normalisation, softmax, dropout ---- */
+
+int ab_shape_batchnorm(ab_ctx *c)
+{
+	int rc = ab_shape_unary(c);
+	if (rc)
+		return rc;
+	const ab_shape *x = ab_in(c, 0);
+	int64_t ch = x->rank > 1 ? x->dims[1] : 1;
+	for (int o = 1; o < c->n->n_out; o++)
+		if ((rc = ab_set_out(c, o, x->dtype, 1, &ch)))
+			return rc;
+	return 0;
+}
+
+int ab_shape_layernorm(ab_ctx *c)
+{
+	int rc = ab_shape_unary(c);
+	if (rc)
+		return rc;
+	const ab_shape *x = ab_in(c, 0);
+	int axis = ab_axis(ab_attr_int(c->n, "axis", -1), x->rank);
+	if (axis < 0)
+		return ab_node_err(c, ABACUS_ESHAPE, "axis is out of range for rank %d", x->rank);
+	int64_t dims[ABACUS_MAX_RANK];
+	for (int i = 0; i < x->rank; i++)
+		dims[i] = i < axis ? x->dims[i] : 1;
+	for (int o = 1; o < c->n->n_out; o++)
+		if ((rc = ab_set_out(c, o, AB_DT_FLOAT, x->rank, dims)))
+			return rc;
+	return 0;
+}
+
+/* Batch/layer/group/instance norm in training: statistics (3 FLOPs/element), normalise (2), affine (2);
+ * backward about 9 per element plus the parameter reductions. Saves the input and per-group stats. */
+int ab_cost_norm(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *x = ab_in(c, 0);
+	if (ab_mul(x->numel, 7, &k->fwd) || ab_mul(x->numel, ab_in_rg(c, 0) ? 9 : 2, &k->bwd))
+		return OVF(c);
+	k->in_mask = 1;
+	int64_t groups = 1;
+	if (!strcmp(c->n->op, "BatchNormalization"))
+		groups = x->rank > 1 ? x->dims[1] : 1;
+	else
+		groups = x->rank > 0 ? x->numel / (x->dims[x->rank - 1] ? x->dims[x->rank - 1] : 1) : 1;
+	k->extra_bytes = 2 * 4 * groups;
+	io_bytes(c, k);
+	return 0;
+}
+
+int ab_shape_dropout(ab_ctx *c)
+{
+	int rc = ab_shape_unary(c);
+	if (rc)
+		return rc;
+	const ab_shape *x = ab_in(c, 0);
+	return ab_set_out(c, 1, AB_DT_BOOL, x->rank, x->dims);
+}
+
+int ab_cost_dropout(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *x = ab_in(c, 0);
+	/* Random mask generation plus the scaled multiply; backward multiplies by the mask. */
+	k->fwd = 3 * x->numel;
+	k->bwd = ab_in_rg(c, 0) ? x->numel : 0;
+	k->extra_bytes = x->numel; /* bool mask, unless the graph keeps it as output 1 (then counted there) */
+	if (c->n->n_out > 1 && c->n->out[1] >= 0) {
+		k->extra_bytes = 0;
+		k->out_mask = 2;
+	}
+	io_bytes(c, k);
+	return 0;
+}
+
+/* ---- reductions, arg reductions, top-k ---- */
+
+int ab_shape_reduce(ab_ctx *c)
+{
+	int rc = ab_need(c, 0);
+	if (rc)
+		return rc;
+	const ab_shape *x = ab_in(c, 0);
+	int64_t axes[ABACUS_MAX_RANK];
+	int n = -1;
+	if (ab_has_in(c, 1)) {
+		if ((rc = ab_need_val(c, 1, "axes")))
+			return rc;
+		const ab_value *v = ab_inval(c, 1);
+		if (v->n > ABACUS_MAX_RANK)
+			return ab_node_err(c, ABACUS_ESHAPE, "too many axes");
+		for (int64_t i = 0; i < v->n; i++)
+			axes[i] = ab_value_geti(v, i);
+		n = (int)v->n;
+	} else {
+		size_t cnt;
+		const int64_t *a = ab_attr_ints(c->n, "axes", &cnt);
+		if (a) {
+			if (cnt > ABACUS_MAX_RANK)
+				return ab_node_err(c, ABACUS_ESHAPE, "too many axes");
+			memcpy(axes, a, cnt * sizeof *a);
+			n = (int)cnt;
+		}
+		if (ab_node_attr(c->n, "axis")) { /* ArgMax/ArgMin */
+			axes[0] = ab_attr_int(c->n, "axis", 0);
+			n = 1;
+		}
+	}
+	int keep = (int)ab_attr_int(c->n, "keepdims", 1);
+	int noop = (int)ab_attr_int(c->n, "noop_with_empty_axes", 0);
+	int red[ABACUS_MAX_RANK] = { 0 };
+	if (n <= 0 && !noop) {
+		for (int i = 0; i < x->rank; i++)
+			red[i] = 1;
+	}
+	for (int i = 0; i < n; i++) {
+		int a = ab_axis(axes[i], x->rank);
+		if (a < 0)
+			return ab_node_err(c, ABACUS_ESHAPE, "axis %lld is out of range for rank %d", (long long)axes[i], x->rank);
+		red[a] = 1;
+	}
+	int64_t dims[ABACUS_MAX_RANK];
+	int r = 0;
+	for (int i = 0; i < x->rank; i++) {
+		if (!red[i])
+			dims[r++] = x->dims[i];
+		else if (keep)
+			dims[r++] = 1;
+	}
+	int dtype = !strncmp(c->n->op, "Arg", 3) ? AB_DT_INT64 : x->dtype;
+	return ab_set_out(c, 0, dtype, r, dims);
+}
+
+int ab_fold_reduce(ab_ctx *c)
+{
+	/* Only ReduceProd/ReduceSum/ReduceMin/ReduceMax over all elements to a scalar-ish value are common in
+	 * shape code (numel computations); fold those, leave the rest as compute. */
+	const ab_value *in = ab_inval(c, 0);
+	const ab_shape *os = &c->shapes[c->n->out[0]];
+	if (os->numel != 1 || in->n == 0)
+		return 0;
+	const char *op = c->n->op;
+	double acc = ab_value_get(in, 0);
+	for (int64_t k = 1; k < in->n; k++) {
+		double x = ab_value_get(in, k);
+		if (!strcmp(op, "ReduceProd")) acc *= x;
+		else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMean")) acc += x;
+		else if (!strcmp(op, "ReduceMax")) acc = x > acc ? x : acc;
+		else if (!strcmp(op, "ReduceMin")) acc = x < acc ? x : acc;
+		else return 0;
+	}
+	if (!strcmp(op, "ReduceMean"))
+		acc /= (double)in->n;
+	ab_value *v = ab_value_new(in->dtype, os->rank, os->dims, c->err);
+	if (!v)
+		return c->err ? c->err->code : ABACUS_ENOMEM;
+	if (v->i)
+		v->i[0] = (int64_t)acc;
+	else
+		v->f[0] = acc;
+	return ab_set_outval(c, 0, v);
+}
+
+int ab_cost_reduce(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *x = ab_in(c, 0);
+	k->fwd = x->numel;
+	k->bwd = ab_in_rg(c, 0) ? x->numel : 0;
+	/* Max/min reductions keep the input to route gradients; sums and means keep nothing. */
+	if (strstr(c->n->op, "Max") || strstr(c->n->op, "Min") || strstr(c->n->op, "L2") || strstr(c->n->op, "Prod"))
+		k->in_mask = 1;
+	io_bytes(c, k);
+	return 0;
+}
+
+int ab_shape_topk(ab_ctx *c)
+{
+	int rc;
+	if ((rc = ab_need(c, 0)) || (rc = ab_need_val(c, 1, "K")))
+		return rc;
+	const ab_shape *x = ab_in(c, 0);
+	int axis = ab_axis(ab_attr_int(c->n, "axis", -1), x->rank);
+	if (axis < 0)
+		return ab_node_err(c, ABACUS_ESHAPE, "axis is out of range");
+	int64_t dims[ABACUS_MAX_RANK];
+	memcpy(dims, x->dims, sizeof dims);
+	dims[axis] = ab_value_geti(ab_inval(c, 1), 0);
+	if (dims[axis] < 0 || dims[axis] > x->dims[axis])
+		return ab_node_err(c, ABACUS_ESHAPE, "K=%lld is out of range", (long long)dims[axis]);
+	if ((rc = ab_set_out(c, 0, x->dtype, x->rank, dims)))
+		return rc;
+	return ab_set_out(c, 1, AB_DT_INT64, x->rank, dims);
+}
+
+/* ---- recurrent layers ---- */
+
+/* LSTM / GRU / RNN with layout 0: X [seq, batch, input]; W [dirs, G·H, input]; R [dirs, G·H, H]. */
+static int rnn_gates(const char *op)
+{
+	return !strcmp(op, "LSTM") ? 4 : !strcmp(op, "GRU") ? 3 : 1;
+}
+
+int ab_shape_rnn(ab_ctx *c)
+{
+	int rc;
+	if ((rc = ab_need(c, 0)) || (rc = ab_need(c, 1)))
+		return rc;
+	const ab_shape *x = ab_in(c, 0), *w = ab_in(c, 1);
+	int64_t h = ab_attr_int(c->n, "hidden_size", -1);
+	int layout = (int)ab_attr_int(c->n, "layout", 0);
+	if (x->rank != 3 || w->rank != 3)
+		return ab_node_err(c, ABACUS_ESHAPE, "expects a 3-D input and weight");
+	if (h <= 0)
+		h = w->dims[1] / rnn_gates(c->n->op);
+	int64_t dirs = w->dims[0];
+	int64_t seq = layout ? x->dims[1] : x->dims[0], batch = layout ? x->dims[0] : x->dims[1];
+	int64_t y[4] = { seq, dirs, batch, h }, yh[3] = { dirs, batch, h };
+	if (layout) {
+		y[0] = batch; y[1] = seq; y[2] = dirs;
+		yh[0] = batch; yh[1] = dirs;
+	}
+	if ((rc = ab_set_out(c, 0, x->dtype, 4, y)) || (rc = ab_set_out(c, 1, x->dtype, 3, yh)))
+		return rc;
+	return ab_set_out(c, 2, x->dtype, 3, yh);
+}
+
+int ab_cost_rnn(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *x = ab_in(c, 0), *w = ab_in(c, 1);
+	int layout = (int)ab_attr_int(c->n, "layout", 0);
+	int64_t G = rnn_gates(c->n->op);
+	int64_t dirs = w->dims[0], gh = w->dims[1], in = w->dims[2], h = gh / G;
+	int64_t seq = layout ? x->dims[1] : x->dims[0], batch = layout ? x->dims[0] : x->dims[1];
+	int64_t steps, macs, mm;
+	/* Per step and direction: gates = x·Wᵀ + h·Rᵀ (G·H × (input + H) MACs per sample), then about
+	 * 5 element-wise FLOPs per gate element for activations and the cell update. */
+	if (ab_mul(seq, batch, &steps) || ab_mul(steps, dirs, &steps) || ab_mul(gh, in + h, &macs) ||
+	    ab_mul(macs, steps, &mm) || ab_mul(mm, 2, &mm))
+		return OVF(c);
+	int64_t ew = steps * gh * 5;
+	k->fwd = mm + ew;
+	/* Backward: input gradients (one product) and weight gradients (one product), element-wise twice. */
+	k->bwd = (ab_in_rg(c, 0) ? mm : mm / 2) + mm / 2 * 1 + mm / 2 + 2 * ew;
+	k->in_mask = 1;
+	k->out_mask = 1;
+	/* PyTorch's CPU LSTM keeps per-step gate activations and cell states: G·H + H per step (GRU: G·H). */
+	int64_t per = gh + (G == 4 ? h : 0);
+	if (ab_mul(steps, per, &k->extra_bytes) || ab_mul(k->extra_bytes, 4, &k->extra_bytes))
+		return OVF(c);
+	io_bytes(c, k);
+	return 0;
+}
+
+/* ---- gather-based embedding ---- */
+
+int ab_cost_gather(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *y = out0(c);
+	k->fwd = 0;
+	/* The gradient of an embedding table is a scatter-add of the output gradient. */
+	k->bwd = ab_in_rg(c, 0) ? y->numel : 0;
+	k->in_mask = 2; /* indices */
+	io_bytes(c, k);
+	return 0;
+}
+
+int ab_cost_resize(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *y = out0(c);
+	const char *mode = ab_attr_str(c->n, "mode", "nearest");
+	int64_t per = !strcmp(mode, "nearest") ? 1 : !strcmp(mode, "linear") ? 7 : 20;
+	if (ab_mul(y->numel, per, &k->fwd) || ab_mul(y->numel, ab_in_rg(c, 0) ? per : 0, &k->bwd))
+		return OVF(c);
+	io_bytes(c, k);
+	return 0;
+}
+
+/* Data movement with no arithmetic: Concat, Pad, Split, Slice, Tile, Expand, Transpose copies ... */
+int ab_cost_move(ab_ctx *c, ab_cost *k)
+{
+	const ab_shape *y = out0(c);
+	k->fwd = 0;
+	k->bwd = 0;
+	(void)y;
+	io_bytes(c, k);
+	return 0;
+}

@@ -1,0 +1,219 @@
+/*
+ * util.c — allocation wrappers, error reporting, checked arithmetic helpers and small buffers.
+ *
+ * The allocation counter exists for allocation-failure injection in tests: every loader is run with the
+ * n-th allocation failing for every n and must return ABACUS_ENOMEM without leaking.
+ */
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static long alloc_count;
+static long alloc_fail_at;
+
+long ab_alloc_fail_after(long n)
+{
+	long made = alloc_count;
+	alloc_count = 0;
+	alloc_fail_at = n;
+	return made;
+}
+
+static int alloc_should_fail(void)
+{
+	alloc_count++;
+	return alloc_fail_at > 0 && alloc_count >= alloc_fail_at;
+}
+
+void *ab_malloc(size_t n)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return malloc(n ? n : 1);
+}
+
+void *ab_calloc(size_t n, size_t size)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return calloc(n ? n : 1, size ? size : 1);
+}
+
+void *ab_realloc(void *p, size_t n)
+{
+	if (alloc_should_fail())
+		return NULL;
+	return realloc(p, n ? n : 1);
+}
+
+char *ab_strndup(const char *s, size_t n)
+{
+	char *d = ab_malloc(n + 1);
+	if (!d)
+		return NULL;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	return d;
+}
+
+char *ab_strdup(const char *s)
+{
+	return ab_strndup(s, strlen(s));
+}
+
+void ab_free(void *p)
+{
+	free(p);
+}
+
+static int err_v(abacus_error *err, int code, int64_t offset, const char *where, const char *fmt, va_list ap)
+{
+	if (!err)
+		return code;
+	err->code = code;
+	err->offset = offset;
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	snprintf(err->where, sizeof err->where, "%s", where ? where : "");
+	return code;
+}
+
+int ab_err(abacus_error *err, int code, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	err_v(err, code, -1, where, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+int ab_err_at(abacus_error *err, int code, int64_t offset, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	err_v(err, code, offset, where, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void ab_err_clear(abacus_error *err)
+{
+	if (!err)
+		return;
+	err->code = 0;
+	err->msg[0] = '\0';
+	err->where[0] = '\0';
+	err->offset = -1;
+}
+
+const char *abacus_strerror(int code)
+{
+	switch (code) {
+	case ABACUS_OK: return "ok";
+	case ABACUS_ENOMEM: return "out of memory";
+	case ABACUS_EINVAL: return "invalid argument";
+	case ABACUS_EPARSE: return "parse error";
+	case ABACUS_EGRAPH: return "invalid graph";
+	case ABACUS_ESHAPE: return "shape error";
+	case ABACUS_EUNSUPPORTED: return "unsupported";
+	case ABACUS_EIO: return "I/O error";
+	case ABACUS_ELIMIT: return "limit exceeded";
+	default: return "unknown error";
+	}
+}
+
+int ab_numel(const int64_t *dims, int rank, int64_t *out)
+{
+	int64_t n = 1;
+	for (int i = 0; i < rank; i++) {
+		if (dims[i] < 0 || ab_mul(n, dims[i], &n))
+			return -1;
+	}
+	*out = n;
+	return 0;
+}
+
+void ab_buf_printf(ab_buf *b, const char *fmt, ...)
+{
+	if (b->oom)
+		return;
+	for (;;) {
+		va_list ap;
+		size_t room = b->cap - b->len;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->data ? b->data + b->len : NULL, b->data ? room : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0) {
+			b->oom = 1;
+			return;
+		}
+		if (b->data && (size_t)n < room) {
+			b->len += (size_t)n;
+			return;
+		}
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		while (cap < b->len + (size_t)n + 1)
+			cap *= 2;
+		char *p = ab_realloc(b->data, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->data = p;
+		b->cap = cap;
+	}
+}
+
+void ab_buf_free(ab_buf *b)
+{
+	ab_free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+int ab_read_file(char **out, size_t *len, const char *path, size_t max_len, abacus_error *err)
+{
+	*out = NULL;
+	*len = 0;
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return ab_err(err, ABACUS_EIO, path, "cannot open '%s': %s", path, strerror(errno));
+	int rc = 0;
+	char *data = NULL;
+	size_t n = 0, cap = 0;
+	for (;;) {
+		if (n == cap) {
+			if (cap >= max_len) {
+				rc = ab_err(err, ABACUS_ELIMIT, path, "'%s' is larger than the %zu-byte limit", path, max_len);
+				goto out;
+			}
+			cap = cap ? cap * 2 : 65536;
+			if (cap > max_len)
+				cap = max_len;
+			char *p = ab_realloc(data, cap);
+			if (!p) {
+				rc = ab_err(err, ABACUS_ENOMEM, path, "out of memory reading '%s'", path);
+				goto out;
+			}
+			data = p;
+		}
+		size_t got = fread(data + n, 1, cap - n, f);
+		n += got;
+		if (got == 0) {
+			if (ferror(f))
+				rc = ab_err(err, ABACUS_EIO, path, "cannot read '%s': %s", path, strerror(errno));
+			break;
+		}
+	}
+out:
+	fclose(f);
+	if (rc) {
+		ab_free(data);
+		return rc;
+	}
+	*out = data;
+	*len = n;
+	return 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * util.h — internal helpers shared by every module: allocation (with a test hook that makes the n-th
+ * allocation fail), error reporting into abacus_error, checked int64 arithmetic, and a growable byte
+ * buffer. Nothing here prints or exits.
+ */
+#ifndef ABACUS_UTIL_H
+#define ABACUS_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "abacus.h"
+
+/* Allocation. All library memory goes through these so that allocation-failure injection covers it. */
+void *ab_malloc(size_t n);
+void *ab_calloc(size_t n, size_t size);
+void *ab_realloc(void *p, size_t n);
+char *ab_strdup(const char *s);
+char *ab_strndup(const char *s, size_t n);
+void ab_free(void *p);
+
+/* Test hook: the `n`-th allocation from now on (1-based) and every later one fails; 0 disables.
+ * Returns the number of allocations made since the last call. Only tests call it; it is the library's
+ * one piece of process-wide state and is not thread-safe by design. */
+long ab_alloc_fail_after(long n);
+
+/* Fills `err` (which may be NULL) and returns `code`, so callers can `return ab_err(...)`. */
+int ab_err(abacus_error *err, int code, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int ab_err_at(abacus_error *err, int code, int64_t offset, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+/* Resets `err` to "no error". */
+void ab_err_clear(abacus_error *err);
+
+/* Checked arithmetic: return 0 and store the result, or -1 on overflow. */
+static inline int ab_mul(int64_t a, int64_t b, int64_t *out)
+{
+	return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+}
+static inline int ab_add(int64_t a, int64_t b, int64_t *out)
+{
+	return __builtin_add_overflow(a, b, out) ? -1 : 0;
+}
+
+/* Product of dims[0..rank) with overflow and negativity checks; -1 on failure. */
+int ab_numel(const int64_t *dims, int rank, int64_t *out);
+
+/* Growable byte buffer for building strings. */
+typedef struct ab_buf {
+	char *data;
+	size_t len, cap;
+	int oom;     /* sticky: set when an append failed */
+} ab_buf;
+void ab_buf_printf(ab_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ab_buf_free(ab_buf *b);
+
+/* Reads a whole file; *out is owned by the caller (ab_free). */
+int ab_read_file(char **out, size_t *len, const char *path, size_t max_len, abacus_error *err);
+
+#endif
