@@ -13,6 +13,7 @@ typedef struct command {
 
 static const command commands[] = {
 	{ "inspect", cmd_inspect, "per-layer shapes, FLOPs, parameters and the training-step memory of a graph" },
+	{ "profile", cmd_profile, "measure training time and memory with PyTorch on this machine (ground truth)" },
 };
 
 static void usage(FILE *f)

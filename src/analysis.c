@@ -268,6 +268,11 @@ static int run(abacus_analysis *a, abacus_error *err)
 				goto out;
 			continue;
 		}
+		/* Every rule writes and costs output 0; an op without it is malformed, not a zero-cost node. */
+		if (n->n_out == 0 || n->out[0] < 0) {
+			rc = ab_node_err(&c, ABACUS_EGRAPH, "the node has no first output");
+			goto out;
+		}
 		for (int k = 0; k < n->n_in; k++)
 			if (n->in[k] >= 0 && !a->shapes[n->in[k]].known) {
 				rc = ab_node_err(&c, ABACUS_ESHAPE, "input '%s' has no resolved shape", g->tensors[n->in[k]].name);

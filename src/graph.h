@@ -44,9 +44,20 @@ static inline double ab_value_get(const ab_value *v, int64_t k)
 {
 	return v->i ? (double)v->i[k] : v->f[k];
 }
+/* double → int64 that saturates outside int64's range and maps NaN to 0, instead of being UB. */
+static inline int64_t ab_f2i(double d)
+{
+	if (d != d)
+		return 0;
+	if (d <= -9.2e18)
+		return INT64_MIN;
+	if (d >= 9.2e18)
+		return INT64_MAX;
+	return (int64_t)d;
+}
 static inline int64_t ab_value_geti(const ab_value *v, int64_t k)
 {
-	return v->i ? v->i[k] : (int64_t)v->f[k];
+	return v->i ? v->i[k] : ab_f2i(v->f[k]);
 }
 
 typedef enum { AB_ATTR_OTHER, AB_ATTR_INT, AB_ATTR_FLOAT, AB_ATTR_STRING, AB_ATTR_INTS, AB_ATTR_FLOATS,

@@ -24,8 +24,10 @@
 
 static void *pb_alloc(void *data, size_t size)
 {
-	(void)data;
-	return ab_malloc(size);
+	void *p = ab_malloc(size);
+	if (!p)
+		*(int *)data = 1; /* remembered so that a failed unpack reports ENOMEM, not a parse error */
+	return p;
 }
 
 static void pb_free(void *data, void *p)
@@ -568,8 +570,11 @@ int abacus_graph_load(abacus_graph **out, const void *buf, size_t len, abacus_er
 	int rc = prescan(buf, (const uint8_t *)buf + len, M_MODEL, 0, buf, err);
 	if (rc)
 		return rc;
-	ProtobufCAllocator alloc = { pb_alloc, pb_free, NULL };
+	int alloc_failed = 0;
+	ProtobufCAllocator alloc = { pb_alloc, pb_free, &alloc_failed };
 	Onnx__ModelProto *m = onnx__model_proto__unpack(&alloc, len, buf);
+	if (!m && alloc_failed)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory decoding %zu bytes of ONNX", len);
 	if (!m)
 		/* protobuf-c says nothing more; the pre-scan has accepted the wire format, so the failure is a
 		 * field of the wrong type, invalid UTF-8, a missing required field, or memory. */

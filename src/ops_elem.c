@@ -283,7 +283,7 @@ static int64_t bcast_index(const ab_value *s, const int64_t *od, int r, int64_t 
 static void store(ab_value *v, int64_t k, double d, int64_t i, int use_int)
 {
 	if (v->i)
-		v->i[k] = use_int ? i : (int64_t)d;
+		v->i[k] = use_int ? i : ab_f2i(d);
 	else
 		v->f[k] = use_int ? (double)i : d;
 }

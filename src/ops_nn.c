@@ -245,7 +245,7 @@ int ab_shape_gemm(ab_ctx *c)
 	const ab_shape *a = ab_in(c, 0), *b = ab_in(c, 1);
 	if (a->rank != 2 || b->rank != 2)
 		return ab_node_err(c, ABACUS_ESHAPE, "Gemm needs 2-D inputs, got ranks %d and %d", a->rank, b->rank);
-	int ta = (int)ab_attr_int(c->n, "transA", 0), tb = (int)ab_attr_int(c->n, "transB", 0);
+	int ta = ab_attr_int(c->n, "transA", 0) != 0, tb = ab_attr_int(c->n, "transB", 0) != 0;
 	int64_t m = a->dims[ta], ka = a->dims[!ta], kb = b->dims[tb], n = b->dims[!tb];
 	if (ka != kb)
 		return ab_node_err(c, ABACUS_ESHAPE, "inner dims differ: %lld vs %lld", (long long)ka, (long long)kb);
@@ -256,7 +256,7 @@ int ab_shape_gemm(ab_ctx *c)
 int ab_cost_gemm(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *a = ab_in(c, 0), *y = out0(c);
-	int ta = (int)ab_attr_int(c->n, "transA", 0);
+	int ta = ab_attr_int(c->n, "transA", 0) != 0;
 	int64_t mm;
 	if (ab_mul(y->numel, a->dims[!ta], &mm) || ab_mul(mm, 2, &mm))
 		return OVF(c);
@@ -558,7 +558,7 @@ int ab_fold_reduce(ab_ctx *c)
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	if (v->i)
-		v->i[0] = (int64_t)acc;
+		v->i[0] = ab_f2i(acc);
 	else
 		v->f[0] = acc;
 	return ab_set_outval(c, 0, v);

@@ -163,7 +163,7 @@ int ab_fold_transpose(ab_ctx *c)
 			idx += coord * istride[p];
 		}
 		if (v->i)
-			v->i[o] = in->i ? in->i[idx] : (int64_t)in->f[idx];
+			v->i[o] = ab_value_geti(in, idx);
 		else
 			v->f[o] = ab_value_get(in, idx);
 	}
@@ -473,6 +473,8 @@ int ab_shape_expand(ab_ctx *c)
 		return rc;
 	if ((rc = get_list(c, 1, "shape", want, &n, ABACUS_MAX_RANK)))
 		return rc;
+	if (n < 0)
+		return ab_node_err(c, ABACUS_EGRAPH, "Expand needs a shape input");
 	ab_shape t = { 1, 0, n, { 0 }, 0 };
 	memcpy(t.dims, want, (size_t)n * sizeof *want);
 	int r;
@@ -611,7 +613,7 @@ int ab_shape_constant_of_shape(ab_ctx *c)
 	double fill = a && a->t && a->t->n > 0 ? ab_value_get(a->t, 0) : 0.0;
 	for (int64_t k = 0; k < v->n; k++) {
 		if (v->i)
-			v->i[k] = (int64_t)fill;
+			v->i[k] = ab_f2i(fill);
 		else
 			v->f[k] = fill;
 	}
@@ -630,6 +632,8 @@ int ab_shape_range(ab_ctx *c)
 	if (delta == 0)
 		return ab_node_err(c, ABACUS_ESHAPE, "delta is 0");
 	double cnt = (limit - start) / delta;
+	if (!(cnt < (double)AB_MAX_CONST_ELEMS + 1))
+		return ab_node_err(c, ABACUS_ELIMIT, "range of %g elements exceeds the folding limit", cnt);
 	int64_t n = cnt <= 0 ? 0 : (int64_t)(cnt + 0.999999999);
 	if (n > AB_MAX_CONST_ELEMS)
 		return ab_node_err(c, ABACUS_ELIMIT, "range of %lld elements exceeds the folding limit", (long long)n);
@@ -638,7 +642,7 @@ int ab_shape_range(ab_ctx *c)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	for (int64_t k = 0; k < n; k++) {
 		if (v->i)
-			v->i[k] = s->i[0] + k * (int64_t)delta;
+			v->i[k] = s->i[0] + k * ab_value_geti(d, 0);
 		else
 			v->f[k] = start + (double)k * delta;
 	}

@@ -1,0 +1,1021 @@
+/*
+ * cmd_profile.c — `abacus profile`: measure ground truth on this machine under shared/PROTOCOL.md.
+ *
+ * Expands the grid (networks x input sizes x batches x optimizers x hardware ids x repeat indices), drops the
+ * configurations the output CSV already has, and measures the rest in Python workers (profile_worker.c),
+ * one group per worker: the configurations of one network on one hardware id and one repeat index share a
+ * worker, so `import torch` is paid once per group while repeats always come from separate processes.
+ * A configuration that fails, times out or kills its worker becomes a row with a status; the worker is
+ * replaced before the next one. Rows are appended and fsynced one at a time (profile_csv.c).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "profile.h"
+
+static const char help[] =
+	"usage: abacus profile --out FILE.csv [--models all|a,b] [--batch 1,8] [--size 64,128|all]\n"
+	"                      [--seq 128,256|all] [--optimizer sgd,adam] [--hw cpu1,cpu2] [--repeat N]\n"
+	"                      [--graphs DIR] [--timeout S] [--max-iter-seconds S] [--mem-limit BYTES]\n"
+	"                      [--wait-quiet] [--fresh] [--dry-run] [--python PATH] [--log FILE]\n"
+	"\n"
+	"Measures PyTorch training iterations under shared/PROTOCOL.md and appends one CSV row per\n"
+	"configuration (columns: docs/DATASET.md). Each configuration runs in a separate worker process\n"
+	"(Debian's python3 with python3-torch); configurations the output already has are skipped, so an\n"
+	"interrupted run continues where it stopped. The graph-only ONNX of each network and input size is\n"
+	"exported to --graphs when missing.\n"
+	"\n"
+	"  --out FILE           the CSV to append to (created with a header; a different header is refused)\n"
+	"  --models LIST        zoo networks, comma-separated, or all (default); see 'python3 collector/worker.py --list'\n"
+	"  --batch LIST         batch sizes (default 1)\n"
+	"  --size LIST|all      image sides, e.g. 64,128 (only each network's valid sizes are measured)\n"
+	"  --seq LIST|all       sequence lengths of token networks (--input is a synonym)\n"
+	"                       with neither --size nor --seq every valid size of every network is measured;\n"
+	"                       with only one of them, networks of the other kind are left out\n"
+	"  --optimizer LIST     sgd and/or adam (default sgd)\n"
+	"  --hw LIST            cpu1 and/or cpu2: cpuN runs the worker with N threads (default cpu1)\n"
+	"  --repeat N           measure every configuration N times, each in its own worker (repeat 0..N-1)\n"
+	"  --graphs DIR         where graphs are read and exported (default data/graphs)\n"
+	"  --timeout S          seconds one configuration may take before it is killed (default 1800)\n"
+	"  --max-iter-seconds S skip (a 'skipped' row) configurations whose iteration takes longer than S,\n"
+	"                       judged on the first two iterations\n"
+	"  --mem-limit BYTES    address-space limit of each worker (RLIMIT_AS; K, M, G suffixes are binary)\n"
+	"  --wait-quiet         before each configuration, wait (up to 10 min) until other processes use less\n"
+	"                       than 10%% of the machine's CPU\n"
+	"  --fresh              one worker per configuration (slower: import torch each time)\n"
+	"  --dry-run            print the configurations that would be measured, measure nothing\n"
+	"  --python PATH        the interpreter (default /usr/bin/python3)\n"
+	"  --worker FILE        collector/worker.py (default: found beside the abacus binary's source tree)\n"
+	"  --tracker FILE       libabacus_tracker.so (default: beside the abacus binary)\n"
+	"  --log FILE           append the workers' stderr to FILE\n"
+	"\n"
+	"Progress (count, rate, ETA) is shown on a terminal. SIGINT/SIGTERM stop the worker and exit; rows\n"
+	"written so far stay, and rerunning the same command continues.\n";
+
+#define MAX_LIST 64
+#define MAX_SIZES 64
+#define STARTUP_TIMEOUT_S 300.0
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+	g_stop = sig;
+}
+
+typedef struct zoo_net {
+	char *name;
+	int tokens; /* kind: 0 image, 1 tokens */
+	int64_t channels;
+	int64_t sizes[MAX_SIZES];
+	int n_sizes;
+} zoo_net;
+
+typedef struct config {
+	const zoo_net *net;
+	int64_t size, batch, repeat;
+	const char *optimizer, *hw;
+	int threads;
+	char shape[96];
+	char graph_file[256];
+} config;
+
+typedef struct opts {
+	const char *out, *models, *graphs, *python, *worker, *tracker, *log;
+	int64_t batch[MAX_LIST];
+	size_t n_batch;
+	int64_t size[MAX_LIST], seq[MAX_LIST];
+	size_t n_size, n_seq;
+	int size_all, seq_all, size_given, seq_given;
+	const char *optimizer[2];
+	size_t n_opt;
+	char *hw[MAX_LIST];
+	int threads[MAX_LIST];
+	size_t n_hw;
+	int64_t repeat, timeout_s, mem_limit;
+	double max_iter_s;
+	int wait_quiet, fresh, dry_run;
+} opts;
+
+/* ---- option parsing -------------------------------------------------------------------------------- */
+
+/* "1,2,4" → values; "all" sets *all when allowed; "L128" is accepted for lengths. */
+static int parse_int_list(int64_t *out, size_t *n, int *all, const char *text)
+{
+	*n = 0;
+	if (all && !strcmp(text, "all")) {
+		*all = 1;
+		return 0;
+	}
+	const char *p = text;
+	while (*p) {
+		if (*n == MAX_LIST)
+			return -1;
+		if (*p == 'L' || *p == 'l')
+			p++;
+		char *end;
+		errno = 0;
+		long long v = strtoll(p, &end, 10);
+		if (errno || end == p || v < 1 || v > ((int64_t)1 << 31))
+			return -1;
+		out[(*n)++] = v;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return -1;
+	}
+	return *n ? 0 : -1;
+}
+
+static int parse_bytes(int64_t *out, const char *text)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (errno || end == text || v <= 0)
+		return -1;
+	double mul = 1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1024.0; end++; break;
+	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	default: break;
+	}
+	if (*end == 'i')
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v * mul > 9.0e18)
+		return -1;
+	*out = (int64_t)(v * mul);
+	return 0;
+}
+
+/* Returns 0, 1 when --help was printed, -1 on a usage error (printed). */
+static int parse_opts(opts *o, int argc, char **argv)
+{
+	static char default_hw[] = "cpu1";
+	static const char *const valued[] = { "--out", "--models", "--batch", "--size", "--seq", "--input",
+		                                  "--optimizer", "--hw", "--repeat", "--graphs", "--timeout",
+		                                  "--max-iter-seconds", "--mem-limit", "--python", "--worker",
+		                                  "--tracker", "--log" };
+	memset(o, 0, sizeof *o);
+	o->models = "all";
+	o->graphs = "data/graphs";
+	o->python = "/usr/bin/python3";
+	o->repeat = 1;
+	o->timeout_s = 1800;
+	o->batch[0] = 1;
+	o->n_batch = 1;
+	o->optimizer[0] = "sgd";
+	o->n_opt = 1;
+	o->hw[0] = default_hw;
+	o->threads[0] = 1;
+	o->n_hw = 1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL, *name = NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(help, stdout);
+			return 1;
+		}
+		if (!strcmp(a, "--wait-quiet")) {
+			o->wait_quiet = 1;
+			continue;
+		}
+		if (!strcmp(a, "--fresh")) {
+			o->fresh = 1;
+			continue;
+		}
+		if (!strcmp(a, "--dry-run")) {
+			o->dry_run = 1;
+			continue;
+		}
+		for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
+			int r = cli_opt(argc, argv, &i, valued[k], &v);
+			if (r < 0)
+				return cli_usage("profile", "%s needs a value", valued[k]), -1;
+			if (r > 0)
+				name = valued[k];
+		}
+		if (!name)
+			return cli_usage("profile", "unknown option '%s'", a), -1;
+
+		if (!strcmp(name, "--out")) {
+			o->out = v;
+		} else if (!strcmp(name, "--models")) {
+			o->models = v;
+		} else if (!strcmp(name, "--batch")) {
+			if (parse_int_list(o->batch, &o->n_batch, NULL, v))
+				return cli_usage("profile", "--batch needs positive integers separated by commas, got '%s'", v), -1;
+		} else if (!strcmp(name, "--size")) {
+			o->size_given = 1;
+			if (parse_int_list(o->size, &o->n_size, &o->size_all, v))
+				return cli_usage("profile", "--size needs image sides separated by commas or 'all', got '%s'", v), -1;
+		} else if (!strcmp(name, "--seq") || !strcmp(name, "--input")) {
+			o->seq_given = 1;
+			if (parse_int_list(o->seq, &o->n_seq, &o->seq_all, v))
+				return cli_usage("profile", "%s needs sequence lengths separated by commas or 'all', got '%s'", name, v),
+				       -1;
+		} else if (!strcmp(name, "--optimizer")) {
+			if (strcmp(v, "sgd") && strcmp(v, "adam") && strcmp(v, "sgd,adam") && strcmp(v, "adam,sgd"))
+				return cli_usage("profile", "--optimizer must be sgd, adam or sgd,adam, got '%s'", v), -1;
+			o->n_opt = 0;
+			if (strstr(v, "sgd"))
+				o->optimizer[o->n_opt++] = "sgd";
+			if (strstr(v, "adam"))
+				o->optimizer[o->n_opt++] = "adam";
+		} else if (!strcmp(name, "--hw")) {
+			/* argv strings are writable: the list is split in place and the ids point into it. */
+			char *save = NULL;
+			o->n_hw = 0;
+			for (char *tok = strtok_r((char *)v, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				int64_t t;
+				if (strncmp(tok, "cpu", 3) || cli_parse_i64(&t, tok + 3, 1, 1024) || o->n_hw == MAX_LIST)
+					return cli_usage("profile", "--hw takes cpu1, cpu2 (cpuN: N threads), got '%s'", tok), -1;
+				o->hw[o->n_hw] = tok;
+				o->threads[o->n_hw++] = (int)t;
+			}
+			if (!o->n_hw)
+				return cli_usage("profile", "--hw needs a value such as cpu1"), -1;
+		} else if (!strcmp(name, "--repeat")) {
+			if (cli_parse_i64(&o->repeat, v, 1, 1000))
+				return cli_usage("profile", "--repeat needs a positive integer, got '%s'", v), -1;
+		} else if (!strcmp(name, "--graphs")) {
+			o->graphs = v;
+		} else if (!strcmp(name, "--timeout")) {
+			if (cli_parse_i64(&o->timeout_s, v, 1, 30L * 24 * 3600))
+				return cli_usage("profile", "--timeout needs seconds (a positive integer), got '%s'", v), -1;
+		} else if (!strcmp(name, "--max-iter-seconds")) {
+			char *end;
+			o->max_iter_s = strtod(v, &end);
+			if (end == v || *end || !(o->max_iter_s > 0))
+				return cli_usage("profile", "--max-iter-seconds needs a positive number, got '%s'", v), -1;
+		} else if (!strcmp(name, "--mem-limit")) {
+			if (parse_bytes(&o->mem_limit, v))
+				return cli_usage("profile", "--mem-limit needs a byte count such as 3000000000 or 3G, got '%s'", v), -1;
+		} else if (!strcmp(name, "--python")) {
+			o->python = v;
+		} else if (!strcmp(name, "--worker")) {
+			o->worker = v;
+		} else if (!strcmp(name, "--tracker")) {
+			o->tracker = v;
+		} else if (!strcmp(name, "--log")) {
+			o->log = v;
+		}
+	}
+	if (!o->out)
+		return cli_usage("profile", "--out FILE.csv is required"), -1;
+	if (!o->size_given && !o->seq_given)
+		o->size_all = o->seq_all = 1;
+	return 0;
+}
+
+/* ---- paths --------------------------------------------------------------------------------------- */
+
+static int file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Directory of the running binary, e.g. /work/main/build/release. */
+static int exe_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
+		return -1;
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0755) && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+/* ---- the zoo --------------------------------------------------------------------------------------- */
+
+static void zoo_free(zoo_net *z, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(z[i].name);
+	free(z);
+}
+
+/* Runs `worker.py --list` and reads one JSON object per network. */
+static int load_zoo(zoo_net **out, size_t *n_out, const worker_spec *base, char *err, size_t errlen)
+{
+	worker_spec s = *base;
+	s.mode = "--list";
+	s.mem_limit = 0;
+	worker w;
+	zoo_net *z = NULL;
+	size_t n = 0, cap = 0;
+	if (worker_start(&w, &s, err, errlen))
+		return -1;
+	close(w.in_fd);
+	w.in_fd = -1;
+	for (;;) {
+		jobj o;
+		char perr[256];
+		worker_result r = worker_read(&w, &o, STARTUP_TIMEOUT_S, &g_stop, perr, sizeof perr);
+		if (r == WR_DIED)
+			break;
+		if (r != WR_OK) {
+			char last[300];
+			worker_last_err(&w, last, sizeof last);
+			snprintf(err, errlen, "reading the zoo from '%s %s --list' failed (%s)%s%s", s.python, s.script,
+			         r == WR_TIMEOUT ? "timed out" : r == WR_INTERRUPTED ? "interrupted" : perr, *last ? ": " : "", last);
+			worker_stop(&w, 0);
+			zoo_free(z, n);
+			return -1;
+		}
+		const char *name = jobj_get(&o, "name", NULL), *kind = jobj_get(&o, "kind", NULL);
+		jv_type st;
+		const char *sizes = jobj_get(&o, "sizes", &st);
+		if (name && kind && sizes && st == JV_RAW) {
+			if (n == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				zoo_net *nz = realloc(z, nc * sizeof *nz);
+				if (!nz) {
+					jobj_free(&o);
+					worker_stop(&w, 0);
+					zoo_free(z, n);
+					snprintf(err, errlen, "out of memory");
+					return -1;
+				}
+				z = nz;
+				cap = nc;
+			}
+			zoo_net *e = &z[n];
+			memset(e, 0, sizeof *e);
+			e->name = strdup(name);
+			e->tokens = !strcmp(kind, "tokens");
+			e->channels = 3;
+			(void)jobj_int(&o, "channels", &e->channels);
+			int k = json_int_array(sizes, e->sizes, MAX_SIZES);
+			e->n_sizes = k < 0 ? 0 : k > MAX_SIZES ? MAX_SIZES : k;
+			if (e->name)
+				n++;
+		}
+		jobj_free(&o);
+	}
+	int status = w.status;
+	char last[300];
+	worker_last_err(&w, last, sizeof last);
+	worker_stop(&w, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n == 0) {
+		char how[64];
+		worker_describe_status(status, how, sizeof how);
+		snprintf(err, errlen, "'%s %s --list' %s%s%s; is Debian's python3-torch installed?", s.python, s.script,
+		         n == 0 && WIFEXITED(status) && !WEXITSTATUS(status) ? "listed no networks" : how, *last ? ": " : "",
+		         last);
+		zoo_free(z, n);
+		return -1;
+	}
+	*out = z;
+	*n_out = n;
+	return 0;
+}
+
+/* ---- the grid -------------------------------------------------------------------------------------- */
+
+static int in_list(const int64_t *v, size_t n, int64_t x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == x)
+			return 1;
+	return 0;
+}
+
+/* Expands the grid for the selected networks (in the order given). */
+static int expand(config **out, size_t *n_out, const opts *o, const zoo_net **nets, size_t n_nets)
+{
+	size_t n = 0, cap = 0;
+	config *c = NULL;
+	for (size_t ni = 0; ni < n_nets; ni++) {
+		const zoo_net *z = nets[ni];
+		for (size_t h = 0; h < o->n_hw; h++)
+			for (int64_t r = 0; r < o->repeat; r++)
+				for (int si = 0; si < z->n_sizes; si++) {
+					int64_t s = z->sizes[si];
+					int want = z->tokens ? (o->seq_all || in_list(o->seq, o->n_seq, s))
+					                     : (o->size_all || in_list(o->size, o->n_size, s));
+					if (!want)
+						continue;
+					for (size_t b = 0; b < o->n_batch; b++)
+						for (size_t k = 0; k < o->n_opt; k++) {
+							if (n == cap) {
+								size_t nc = cap ? cap * 2 : 256;
+								config *nw = realloc(c, nc * sizeof *nw);
+								if (!nw) {
+									free(c);
+									return -1;
+								}
+								c = nw;
+								cap = nc;
+							}
+							config *e = &c[n++];
+							memset(e, 0, sizeof *e);
+							e->net = z;
+							e->size = s;
+							e->batch = o->batch[b];
+							e->repeat = r;
+							e->optimizer = o->optimizer[k];
+							e->hw = o->hw[h];
+							e->threads = o->threads[h];
+							if (z->tokens) {
+								snprintf(e->shape, sizeof e->shape, "%lldx%lld", (long long)e->batch, (long long)s);
+								snprintf(e->graph_file, sizeof e->graph_file, "%s-L%lld.onnx", z->name, (long long)s);
+							} else {
+								snprintf(e->shape, sizeof e->shape, "%lldx%lldx%lldx%lld", (long long)e->batch,
+								         (long long)z->channels, (long long)s, (long long)s);
+								snprintf(e->graph_file, sizeof e->graph_file, "%s-%lld.onnx", z->name, (long long)s);
+							}
+						}
+				}
+	}
+	*out = c;
+	*n_out = n;
+	return 0;
+}
+
+static csv_key key_of(const config *c)
+{
+	csv_key k = { c->net->name, c->shape, c->optimizer, c->hw, c->batch, c->repeat };
+	return k;
+}
+
+/* Configurations that share a worker: same network, hardware id and repeat index. */
+static int same_group(const config *a, const config *b)
+{
+	return a->net == b->net && !strcmp(a->hw, b->hw) && a->repeat == b->repeat;
+}
+
+/* ---- machine facts ----------------------------------------------------------------------------------- */
+
+static void cpu_model(char *buf, size_t len)
+{
+	snprintf(buf, len, "unknown");
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	if (!f)
+		return;
+	char line[512];
+	while (fgets(line, sizeof line, f)) {
+		if (strncmp(line, "model name", 10))
+			continue;
+		char *colon = strchr(line, ':');
+		if (!colon)
+			break;
+		char *s = colon + 1;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		s[strcspn(s, "\n")] = '\0';
+		snprintf(buf, len, "%s", s);
+		break;
+	}
+	fclose(f);
+}
+
+/* Non-idle and total jiffies of the whole machine (first line of /proc/stat). */
+static int proc_stat(unsigned long long *busy, unsigned long long *total)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	if (!f)
+		return -1;
+	unsigned long long v[8] = { 0 };
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+	               &v[7]);
+	fclose(f);
+	if (n < 4)
+		return -1;
+	*total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+	*busy = *total - v[3] - v[4]; /* minus idle and iowait */
+	return 0;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
+	while (nanosleep(&ts, &ts) && errno == EINTR && !g_stop)
+		;
+}
+
+/* Waits until other processes use < 10 % of the machine over a 2 s window (at most 10 minutes). */
+static void wait_quiet(int tty)
+{
+	double start = now_monotonic();
+	while (!g_stop && now_monotonic() - start < 600) {
+		unsigned long long b0, t0, b1, t1;
+		if (proc_stat(&b0, &t0))
+			return;
+		for (int i = 0; i < 8 && !g_stop; i++)
+			sleep_s(0.25);
+		if (proc_stat(&b1, &t1) || t1 <= t0)
+			return;
+		double busy = (double)(b1 - b0) / (double)(t1 - t0);
+		if (busy < 0.10)
+			return;
+		if (tty)
+			fprintf(stderr, "\r\033[Kwaiting for a quiet machine: %.0f%% busy (%.0f s)", busy * 100,
+			        now_monotonic() - start);
+	}
+}
+
+/* ---- rows -------------------------------------------------------------------------------------------- */
+
+typedef struct run_ctx {
+	const opts *o;
+	csv_out csv;
+	char graphs_abs[PATH_MAX];
+	char repo_root[PATH_MAX];
+	char cpu[256];
+	char cores[16];
+	char torch_version[64], torchvision_version[64];
+} run_ctx;
+
+/* The graph column: the file relative to the repository when it is inside it, else absolute; empty when the
+ * file does not exist (its export failed or has not happened). */
+static void graph_column(const run_ctx *x, const config *c, char *buf, size_t len)
+{
+	char abs[PATH_MAX + 256];
+	snprintf(abs, sizeof abs, "%s/%s", x->graphs_abs, c->graph_file);
+	buf[0] = '\0';
+	if (!file_exists(abs))
+		return;
+	size_t rl = strlen(x->repo_root);
+	if (rl && !strncmp(abs, x->repo_root, rl) && abs[rl] == '/')
+		snprintf(buf, len, "%s", abs + rl + 1);
+	else
+		snprintf(buf, len, "%s", abs);
+}
+
+/* Writes one row; `res` (may be NULL) is the worker's result, status/error override it when non-NULL. */
+static int write_row(run_ctx *x, const config *c, const jobj *res, const char *status, const char *error)
+{
+	const char *f[N_COLS] = { 0 };
+	char graph[PATH_MAX + 256], batch[32], threads[16], repeat[32], stamp[32], errbuf[1024];
+	graph_column(x, c, graph, sizeof graph);
+	snprintf(batch, sizeof batch, "%lld", (long long)c->batch);
+	snprintf(threads, sizeof threads, "%d", c->threads);
+	snprintf(repeat, sizeof repeat, "%lld", (long long)c->repeat);
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	f[COL_NETWORK] = c->net->name;
+	f[COL_GRAPH] = graph;
+	f[COL_INPUT_SHAPE] = c->shape;
+	f[COL_BATCH] = batch;
+	f[COL_OPTIMIZER] = c->optimizer;
+	f[COL_HW] = c->hw;
+	f[COL_THREADS] = threads;
+	f[COL_REPEAT] = repeat;
+	f[COL_TORCH_VERSION] = x->torch_version;
+	f[COL_TORCHVISION_VERSION] = x->torchvision_version;
+	f[COL_CPU_MODEL] = x->cpu;
+	f[COL_CORES] = x->cores;
+	f[COL_PROTOCOL] = "1";
+	f[COL_TIMESTAMP] = stamp;
+	if (res) {
+		static const struct { int col; const char *key; } nums[] = {
+			{ COL_TIME_S, "time_s" }, { COL_TIME_MIN_S, "time_min_s" }, { COL_TIME_P90_S, "time_p90_s" },
+			{ COL_TIME_CV, "time_cv" }, { COL_ITERATIONS, "iterations" }, { COL_CALIB_S, "calib_s" },
+			{ COL_MEMORY_BYTES, "memory_bytes" }, { COL_PERSISTENT_BYTES, "persistent_bytes" },
+			{ COL_PARAMS, "params" }, { COL_BUSY_OTHER, "busy_other" },
+		};
+		for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+			jv_type t;
+			const char *v = jobj_get(res, nums[i].key, &t);
+			if (v && t == JV_NUMBER)
+				f[nums[i].col] = v;
+		}
+		const char *st = jobj_get(res, "status", NULL);
+		f[COL_STATUS] = st;
+		f[COL_ERROR] = jobj_get(res, "error", NULL);
+		const char *gs = jobj_get(res, "graph_status", NULL), *ge = jobj_get(res, "graph_error", NULL);
+		if (st && !strcmp(st, "ok") && gs && !strcmp(gs, "failed")) {
+			snprintf(errbuf, sizeof errbuf, "graph export failed: %s", ge ? ge : "");
+			f[COL_ERROR] = errbuf;
+		}
+	}
+	if (status)
+		f[COL_STATUS] = status;
+	if (error)
+		f[COL_ERROR] = error;
+	/* One line per row whatever the error text holds (quoting would allow more, readers like it simpler). */
+	if (f[COL_ERROR] && strpbrk(f[COL_ERROR], "\r\n")) {
+		snprintf(errbuf, sizeof errbuf, "%s", f[COL_ERROR]);
+		for (char *p = errbuf; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+		f[COL_ERROR] = errbuf;
+	}
+	char err[512];
+	if (csv_append(&x->csv, f, err, sizeof err)) {
+		fprintf(stderr, "abacus: %s (%s)\n", err, x->o->out);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the run ----------------------------------------------------------------------------------------- */
+
+static void fmt_duration(char *buf, size_t len, double s)
+{
+	if (s < 0 || s > 1e8)
+		snprintf(buf, len, "?");
+	else if (s < 60)
+		snprintf(buf, len, "%.0fs", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%ldm%02lds", (long)s / 60, (long)s % 60);
+	else
+		snprintf(buf, len, "%ldh%02ldm", (long)(s / 3600), ((long)s % 3600) / 60);
+}
+
+static void progress(size_t done, size_t total, double elapsed, const config *c)
+{
+	char eta[32] = "?";
+	double rate = elapsed > 0 ? (double)done / elapsed : 0;
+	if (done > 0 && rate > 0)
+		fmt_duration(eta, sizeof eta, (double)(total - done) / rate);
+	fprintf(stderr, "\r\033[K[%zu/%zu] %s %s %s %s r%lld | %.2f/min | ETA %s", done + 1, total, c->net->name, c->shape,
+	        c->optimizer, c->hw, (long long)c->repeat, rate * 60, eta);
+}
+
+/* Starts a worker for `c` and waits for its ready line. 0 ok, -1 fatal (message printed), 1 interrupted. */
+static int start_worker(run_ctx *x, worker *w, const worker_spec *base, const config *c)
+{
+	worker_spec s = *base;
+	s.threads = c->threads;
+	char err[512];
+	if (worker_start(w, &s, err, sizeof err)) {
+		fprintf(stderr, "abacus: %s\n", err);
+		return -1;
+	}
+	jobj o;
+	worker_result r = worker_read(w, &o, STARTUP_TIMEOUT_S, &g_stop, err, sizeof err);
+	if (r == WR_INTERRUPTED) {
+		worker_stop(w, 0);
+		return 1;
+	}
+	if (r != WR_OK) {
+		char last[300], how[80];
+		worker_last_err(w, last, sizeof last);
+		worker_describe_status(w->status, how, sizeof how);
+		worker_stop(w, 0);
+		fprintf(stderr, "abacus: the worker did not start (%s)%s%s; check '%s %s --list' and that Debian's "
+		        "python3-torch, python3-torchvision and python3-onnx are installed\n",
+		        r == WR_TIMEOUT ? "no ready line within 300 s" : r == WR_DIED ? how : err, *last ? ": " : "", last,
+		        s.python, s.script);
+		return -1;
+	}
+	const char *tv = jobj_get(&o, "torch_version", NULL), *tvv = jobj_get(&o, "torchvision_version", NULL);
+	jv_type tt;
+	const char *tracker = jobj_get(&o, "tracker", &tt);
+	snprintf(x->torch_version, sizeof x->torch_version, "%s", tv ? tv : "");
+	snprintf(x->torchvision_version, sizeof x->torchvision_version, "%s", tvv ? tvv : "");
+	int ok = tracker && !strcmp(tracker, "true");
+	jobj_free(&o);
+	if (!ok) {
+		worker_stop(w, 0);
+		fprintf(stderr, "abacus: the allocator tracker is not active in the worker (LD_PRELOAD=%s); build it with "
+		        "'make' or give --tracker\n", s.tracker);
+		return -1;
+	}
+	return 0;
+}
+
+/* The configuration as one JSON line for the worker. */
+static char *request_line(const run_ctx *x, const config *c, size_t id)
+{
+	char *line = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&line, &len);
+	if (!m)
+		return NULL;
+	char graph[PATH_MAX + 256];
+	snprintf(graph, sizeof graph, "%s/%s", x->graphs_abs, c->graph_file);
+	fprintf(m, "{\"id\": %zu, \"network\": ", id);
+	json_str(m, c->net->name);
+	fprintf(m, ", \"size\": %lld, \"batch\": %lld, \"optimizer\": \"%s\", \"graph\": ", (long long)c->size,
+	        (long long)c->batch, c->optimizer);
+	json_str(m, graph);
+	fprintf(m, ", \"export\": true, \"max_iter_seconds\": %.17g}", x->o->max_iter_s);
+	if (fclose(m)) {
+		free(line);
+		return NULL;
+	}
+	return line;
+}
+
+/* Whether the worker's stderr says it ran out of memory (for workers that die of it). */
+static int mentions_memory(const worker *w)
+{
+	static const char *const words[] = { "bad_alloc", "MemoryError", "Cannot allocate memory", "can't allocate memory",
+		                                 "out of memory" };
+	for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+		if (strstr(w->err_tail, words[i]))
+			return 1;
+	return 0;
+}
+
+/* Measures one configuration on the worker (starting one if needed) and writes its row.
+ * Returns 0, 1 when interrupted, -1 on a fatal error. *w_alive tells whether the worker may be reused. */
+static int measure_one(run_ctx *x, worker *w, int *w_alive, const worker_spec *base, const config *c, size_t id)
+{
+	if (!*w_alive) {
+		int r = start_worker(x, w, base, c);
+		if (r)
+			return r;
+		*w_alive = 1;
+	}
+	char *line = request_line(x, c, id);
+	if (!line) {
+		fprintf(stderr, "abacus: out of memory\n");
+		return -1;
+	}
+	char err[512], text[1024];
+	jobj res = { 0 };
+	worker_result r = worker_send(w, line) ? WR_DIED : WR_OK;
+	free(line);
+	if (r == WR_OK)
+		r = worker_read(w, &res, (double)x->o->timeout_s, &g_stop, err, sizeof err);
+	int rc = 0;
+	switch (r) {
+	case WR_OK: {
+		int64_t rid = -1;
+		const char *st = jobj_get(&res, "status", NULL);
+		if (jobj_int(&res, "id", &rid) || rid != (int64_t)id || !st ||
+		    (strcmp(st, "ok") && strcmp(st, "oom") && strcmp(st, "error") && strcmp(st, "skipped"))) {
+			rc = write_row(x, c, NULL, "error", "the worker answered out of turn (protocol error)");
+			worker_stop(w, 0);
+			*w_alive = 0;
+		} else {
+			rc = write_row(x, c, &res, NULL, NULL);
+			/* After a failure the worker's state is suspect: the next configuration gets a fresh one. */
+			if (strcmp(st, "ok") && strcmp(st, "skipped")) {
+				worker_stop(w, 5);
+				*w_alive = 0;
+			}
+		}
+		jobj_free(&res);
+		break;
+	}
+	case WR_TIMEOUT:
+		worker_stop(w, 0);
+		*w_alive = 0;
+		snprintf(text, sizeof text, "exceeded --timeout %lld s", (long long)x->o->timeout_s);
+		rc = write_row(x, c, NULL, "timeout", text);
+		break;
+	case WR_DIED: {
+		char how[80], last[300];
+		worker_stop(w, 5);
+		*w_alive = 0;
+		worker_describe_status(w->status, how, sizeof how);
+		worker_last_err(w, last, sizeof last);
+		snprintf(text, sizeof text, "worker %s%s%s", how, *last ? ": " : "", last);
+		rc = write_row(x, c, NULL, x->o->mem_limit && mentions_memory(w) ? "oom" : "error", text);
+		break;
+	}
+	case WR_BADLINE:
+		worker_stop(w, 0);
+		*w_alive = 0;
+		snprintf(text, sizeof text, "the worker sent a malformed line (%s)", err);
+		rc = write_row(x, c, NULL, "error", text);
+		break;
+	case WR_INTERRUPTED:
+		worker_stop(w, 0);
+		*w_alive = 0;
+		return 1;
+	}
+	return rc ? -1 : 0;
+}
+
+static int run(run_ctx *x, const worker_spec *base, config *todo, size_t n)
+{
+	const opts *o = x->o;
+	int tty = isatty(2);
+	worker w;
+	int w_alive = 0, rc = 0;
+	size_t done = 0;
+	double t0 = now_monotonic();
+	const config *group = NULL;
+	for (size_t i = 0; i < n && !g_stop; i++) {
+		const config *c = &todo[i];
+		if (w_alive && (o->fresh || !group || !same_group(group, c))) {
+			worker_stop(&w, 10);
+			w_alive = 0;
+		}
+		group = c;
+		if (o->wait_quiet)
+			wait_quiet(tty);
+		if (g_stop)
+			break;
+		if (tty)
+			progress(done, n, now_monotonic() - t0, c);
+		rc = measure_one(x, &w, &w_alive, base, c, i);
+		if (rc)
+			break;
+		done++;
+	}
+	if (w_alive)
+		worker_stop(&w, 10);
+	if (tty)
+		fprintf(stderr, "\r\033[K");
+	if (rc < 0)
+		return CLI_FAIL;
+	if (g_stop || rc > 0) {
+		fprintf(stderr, "abacus: interrupted by %s after %zu of %zu configurations; rows so far are in %s, rerun the "
+		        "same command to continue\n", g_stop == SIGTERM ? "SIGTERM" : "SIGINT", done, n, o->out);
+		return CLI_FAIL;
+	}
+	if (tty)
+		fprintf(stderr, "abacus profile: %zu configurations measured in %.0f s; %zu rows in %s\n", done,
+		        now_monotonic() - t0, x->csv.rows, o->out);
+	return CLI_OK;
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	opts o;
+	run_ctx x;
+	zoo_net *zoo = NULL;
+	size_t n_zoo = 0, n_cfg = 0, n_nets = 0;
+	config *cfg = NULL;
+	const zoo_net **nets = NULL;
+	char err[1024], dir[PATH_MAX], worker_path[PATH_MAX], tracker_path[PATH_MAX];
+	int rc = CLI_FAIL;
+	FILE *log = NULL;
+
+	int pr = parse_opts(&o, argc, argv);
+	if (pr)
+		return pr > 0 ? CLI_OK : CLI_USAGE;
+	memset(&x, 0, sizeof x);
+	x.o = &o;
+	x.csv.fd = -1;
+
+	/* Where the worker and the tracker are: given, or found from the binary's place in the tree
+	 * (build/<mode>/abacus → collector/worker.py two levels up; the tracker beside the binary). */
+	int have_dir = exe_dir(dir, sizeof dir) == 0;
+	if (o.worker) {
+		snprintf(worker_path, sizeof worker_path, "%s", o.worker);
+	} else {
+		worker_path[0] = '\0';
+		if (have_dir)
+			snprintf(worker_path, sizeof worker_path, "%.*s/../../collector/worker.py", PATH_MAX - 40, dir);
+		if (!have_dir || !file_exists(worker_path))
+			snprintf(worker_path, sizeof worker_path, "collector/worker.py");
+	}
+	if (o.tracker)
+		snprintf(tracker_path, sizeof tracker_path, "%s", o.tracker);
+	else
+		snprintf(tracker_path, sizeof tracker_path, "%.*s/libabacus_tracker.so", PATH_MAX - 40, have_dir ? dir : ".");
+	char worker_abs[PATH_MAX], tracker_abs[PATH_MAX];
+	if (!realpath(worker_path, worker_abs)) {
+		fprintf(stderr, "abacus: cannot find the collector's worker (%s); give --worker collector/worker.py\n", worker_path);
+		return CLI_FAIL;
+	}
+	if (!realpath(tracker_path, tracker_abs)) {
+		fprintf(stderr, "abacus: cannot find the allocator tracker (%s); build it with 'make' or give --tracker\n",
+		        tracker_path);
+		return CLI_FAIL;
+	}
+	if (access(o.python, X_OK)) {
+		fprintf(stderr, "abacus: cannot execute %s; install Debian's python3 with python3-torch (or give --python)\n",
+		        o.python);
+		return CLI_FAIL;
+	}
+	/* The repository root: the directory above collector/. */
+	snprintf(x.repo_root, sizeof x.repo_root, "%s", worker_abs);
+	for (int k = 0; k < 2; k++) {
+		char *slash = strrchr(x.repo_root, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	if (mkdir_p(o.graphs) || !realpath(o.graphs, x.graphs_abs)) {
+		fprintf(stderr, "abacus: cannot create the graphs directory %s: %s\n", o.graphs, strerror(errno));
+		return CLI_FAIL;
+	}
+	cpu_model(x.cpu, sizeof x.cpu);
+	snprintf(x.cores, sizeof x.cores, "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal; /* no SA_RESTART: poll() and sleeps return early */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+
+	if (o.log && !(log = fopen(o.log, "a"))) {
+		fprintf(stderr, "abacus: cannot open %s: %s\n", o.log, strerror(errno));
+		return CLI_FAIL;
+	}
+	worker_spec base = { NULL, o.python, worker_abs, tracker_abs, 1, (uint64_t)o.mem_limit, log };
+	if (load_zoo(&zoo, &n_zoo, &base, err, sizeof err)) {
+		fprintf(stderr, "abacus: %s\n", err);
+		goto out;
+	}
+
+	/* The networks, in the order asked for. */
+	if (!(nets = calloc(n_zoo, sizeof *nets)))
+		goto nomem;
+	if (!strcmp(o.models, "all")) {
+		for (size_t i = 0; i < n_zoo; i++)
+			nets[n_nets++] = &zoo[i];
+	} else {
+		char *list = strdup(o.models);
+		if (!list)
+			goto nomem;
+		for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+			size_t i = 0;
+			while (i < n_zoo && strcmp(zoo[i].name, tok))
+				i++;
+			if (i == n_zoo) {
+				rc = cli_usage("profile", "'%s' is not in the zoo; 'python3 collector/worker.py --list' lists it", tok);
+				free(list);
+				goto out;
+			}
+			int dup = 0;
+			for (size_t k = 0; k < n_nets; k++)
+				dup |= nets[k] == &zoo[i];
+			if (!dup && n_nets < n_zoo)
+				nets[n_nets++] = &zoo[i];
+		}
+		free(list);
+	}
+	size_t left_out = 0;
+	for (size_t i = 0; i < n_nets; i++)
+		left_out += nets[i]->tokens ? !o.seq_given && !o.seq_all : !o.size_given && !o.size_all;
+	if (left_out)
+		fprintf(stderr, "abacus profile: note: %zu network(s) of the other input kind left out (give --%s too)\n",
+		        left_out, o.size_given ? "seq" : "size");
+	if (expand(&cfg, &n_cfg, &o, nets, n_nets))
+		goto nomem;
+
+	/* What the output already has. */
+	if (o.dry_run ? csv_read_keys(&x.csv, o.out, err, sizeof err) : csv_open(&x.csv, o.out, err, sizeof err)) {
+		fprintf(stderr, "abacus: %s\n", err);
+		goto out;
+	}
+	if (x.csv.repaired_bytes)
+		fprintf(stderr, "abacus profile: %s: removed an incomplete last line (%zu bytes) left by an interrupted run; "
+		        "that configuration is measured again\n", o.out, x.csv.repaired_bytes);
+	size_t n_todo = 0;
+	for (size_t i = 0; i < n_cfg; i++) {
+		csv_key k = key_of(&cfg[i]);
+		if (!csv_has(&x.csv, &k))
+			cfg[n_todo++] = cfg[i];
+	}
+	if (o.dry_run) {
+		printf("network,input_shape,batch,optimizer,hw,repeat,graph\n");
+		for (size_t i = 0; i < n_todo; i++)
+			printf("%s,%s,%lld,%s,%s,%lld,%s\n", cfg[i].net->name, cfg[i].shape, (long long)cfg[i].batch,
+			       cfg[i].optimizer, cfg[i].hw, (long long)cfg[i].repeat, cfg[i].graph_file);
+		fprintf(stderr, "abacus profile: %zu configurations in the grid, %zu already in %s, %zu to measure\n", n_cfg,
+		        n_cfg - n_todo, o.out, n_todo);
+		rc = CLI_OK;
+		goto out;
+	}
+	if (isatty(2))
+		fprintf(stderr, "abacus profile: %zu configurations in the grid, %zu already in %s, %zu to measure\n", n_cfg,
+		        n_cfg - n_todo, o.out, n_todo);
+	rc = run(&x, &base, cfg, n_todo);
+	goto out;
+nomem:
+	fprintf(stderr, "abacus: out of memory\n");
+	rc = CLI_FAIL;
+out:
+	csv_close(&x.csv);
+	if (log)
+		fclose(log);
+	free(cfg);
+	free(nets);
+	zoo_free(zoo, n_zoo);
+	return rc;
+}

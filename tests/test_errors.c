@@ -1,0 +1,323 @@
+/*
+ * test_errors.c — bad input gets a clear error that says what and where, never a crash: truncated
+ * files, random bytes, cycles, missing tensors, overflowing and negative dims, absurd nesting, and
+ * allocation failure at every allocation of a load + analysis.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+
+#include "tests.h"
+#include "util.h"
+
+static void pack_small(uint8_t **buf, size_t *len)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 3, 8, 8));
+	tb_weight(m, "w", D(4, 3, 3, 3));
+	tb_ints(m, "shape", 2, (const int64_t[]){ 0, -1 });
+	tb_node(m, "Conv", L("x", "w"), L("c"));
+	tb_node(m, "Relu", L("c"), L("r"));
+	tb_node(m, "Reshape", L("r", "shape"), L("y"));
+	tb_output(m, "y");
+	tb_pack(m, buf, len);
+	tb_free(m);
+}
+
+void test_truncated_files(void);
+void test_truncated_files(void)
+{
+	uint8_t *buf;
+	size_t len;
+	pack_small(&buf, &len);
+	int errors = 0;
+	for (size_t cut = 0; cut < len; cut++) {
+		abacus_graph *g = NULL;
+		abacus_error err;
+		int rc = abacus_graph_load(&g, buf, cut, &err);
+		if (rc) {
+			errors++;
+			CHECK(err.msg[0] != '\0');
+			CHECK(g == NULL);
+		}
+		abacus_graph_free(g);
+	}
+	/* Most prefixes cut a field in half; all must be handled, and most must be rejected. */
+	CHECK(errors > (int)len / 2);
+	free(buf);
+}
+
+void test_random_bytes(void);
+void test_random_bytes(void)
+{
+	uint8_t buf[4096];
+	unsigned seed = 12345;
+	for (int trial = 0; trial < 200; trial++) {
+		size_t len = (size_t)(trial * 20 + 1);
+		for (size_t i = 0; i < len; i++) {
+			seed = seed * 1103515245 + 12345;
+			buf[i] = (uint8_t)(seed >> 16);
+		}
+		abacus_graph *g = NULL;
+		abacus_error err;
+		if (abacus_graph_load(&g, buf, len, &err) == 0) {
+			abacus_config cfg = ABACUS_CONFIG_INIT;
+			abacus_analysis *a = NULL;
+			if (abacus_analyze(&a, g, &cfg, &err) == 0)
+				abacus_analysis_free(a);
+		} else {
+			CHECK(err.msg[0] != '\0');
+		}
+		abacus_graph_free(g);
+	}
+}
+
+static int load_model(tb_model *m, abacus_error *err)
+{
+	uint8_t *buf;
+	size_t len;
+	tb_pack(m, &buf, &len);
+	tb_free(m);
+	abacus_graph *g = NULL;
+	int rc = abacus_graph_load(&g, buf, len, err);
+	if (rc == 0) {
+		abacus_config cfg = ABACUS_CONFIG_INIT;
+		abacus_analysis *a = NULL;
+		rc = abacus_analyze(&a, g, &cfg, err);
+		abacus_analysis_free(a);
+	}
+	abacus_graph_free(g);
+	free(buf);
+	return rc;
+}
+
+void test_cycle(void);
+void test_cycle(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(1, 4));
+	tb_node(m, "Add", L("x", "b"), L("a"));
+	tb_node(m, "Relu", L("a"), L("b"));
+	tb_output(m, "b");
+	abacus_error err;
+	CHECK(load_model(m, &err) == ABACUS_EGRAPH);
+	CHECK_STR_CONTAINS(err.msg, "cycle");
+}
+
+void test_missing_tensor(void);
+void test_missing_tensor(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(1, 4));
+	tb_node(m, "Add", L("x", "ghost"), L("y"));
+	tb_output(m, "y");
+	abacus_error err;
+	CHECK(load_model(m, &err) == ABACUS_EGRAPH);
+	CHECK_STR_CONTAINS(err.msg, "ghost");
+	CHECK_STR_CONTAINS(err.where, "Add_0");
+}
+
+void test_overflowing_dims(void);
+void test_overflowing_dims(void)
+{
+	/* A weight whose dims multiply past 2^63. */
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(1, 4));
+	tb_weight(m, "w", D(4000000000LL, 4000000000LL, 4000000000LL));
+	tb_node(m, "Add", L("x", "w"), L("y"));
+	tb_output(m, "y");
+	abacus_error err;
+	CHECK(load_model(m, &err) == ABACUS_ESHAPE);
+	CHECK_STR_CONTAINS(err.msg, "overflow");
+	/* A batch that makes an activation overflow. */
+	m = tb_new(14);
+	tb_input(m, "x", D(-1, 1000000000000LL));
+	tb_weight(m, "w", D(1000000000000LL, 2));
+	tb_node(m, "MatMul", L("x", "w"), L("y"));
+	tb_output(m, "y");
+	uint8_t *buf;
+	size_t len;
+	tb_pack(m, &buf, &len);
+	tb_free(m);
+	abacus_graph *g = NULL;
+	CHECK(abacus_graph_load(&g, buf, len, &err) == 0);
+	free(buf);
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = 1000000000000LL;
+	abacus_analysis *a = NULL;
+	CHECK(abacus_analyze(&a, g, &cfg, &err) == ABACUS_ESHAPE);
+	CHECK_STR_CONTAINS(err.msg, "overflow");
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+}
+
+void test_negative_dim(void);
+void test_negative_dim(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(1, 4));
+	tb_weight(m, "w", D(4, -3));
+	tb_node(m, "MatMul", L("x", "w"), L("y"));
+	tb_output(m, "y");
+	abacus_error err;
+	CHECK(load_model(m, &err) == ABACUS_ESHAPE);
+	CHECK_STR_CONTAINS(err.msg, "negative");
+	/* A negative Reshape target other than -1. */
+	m = tb_new(14);
+	tb_input(m, "x", D(2, 4));
+	tb_ints(m, "shape", 2, (const int64_t[]){ -2, 4 });
+	tb_node(m, "Reshape", L("x", "shape"), L("y"));
+	tb_output(m, "y");
+	CHECK(load_model(m, &err) == ABACUS_ESHAPE);
+	CHECK_STR_CONTAINS(err.msg, "negative");
+}
+
+void test_bad_batch_and_inputs(void);
+void test_bad_batch_and_inputs(void)
+{
+	uint8_t *buf;
+	size_t len;
+	pack_small(&buf, &len);
+	abacus_graph *g = NULL;
+	abacus_error err;
+	CHECK(abacus_graph_load(&g, buf, len, &err) == 0);
+	free(buf);
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	abacus_analysis *a = NULL;
+	cfg.batch = 0;
+	CHECK(abacus_analyze(&a, g, &cfg, &err) == ABACUS_EINVAL);
+	cfg.batch = 1;
+	abacus_input_shape in;
+	CHECK(abacus_parse_dims(&in, "1x3x0x8", &err) == ABACUS_EINVAL);
+	CHECK(abacus_parse_dims(&in, "1x3xbanana", &err) == ABACUS_EINVAL);
+	CHECK(abacus_parse_dims(&in, "2x3x16x16", &err) == 0);
+	in.name = "nope";
+	cfg.inputs = &in;
+	cfg.n_inputs = 1;
+	CHECK(abacus_analyze(&a, g, &cfg, &err) == ABACUS_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "nope");
+	in.name = "x";
+	CHECK(abacus_analyze(&a, g, &cfg, &err) == 0);
+	size_t n;
+	const abacus_layer *Ls = abacus_analysis_layers(a, &n);
+	CHECK(n == 3 && Ls[2].dims[0] == 2 && Ls[2].dims[1] == 4 * 14 * 14);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+}
+
+/* Sub-graphs nested far deeper than any real model: a bounded error, not a stack overflow.
+ * Wire format: ModelProto.graph (7) → GraphProto.node (1) → NodeProto.attribute (5) → AttributeProto.g (6). */
+void test_deep_nesting(void);
+void test_deep_nesting(void)
+{
+	enum { DEPTH = 5000 };
+	/* Build from the inside out: each level wraps the previous bytes in a length-delimited field. */
+	size_t cap = 16 * DEPTH * 4 + 64, len = 0;
+	uint8_t *cur = calloc(1, cap), *nxt = calloc(1, cap);
+	static const uint8_t fields[3] = { (6 << 3) | 2, (5 << 3) | 2, (1 << 3) | 2 }; /* attr.g, node.attr, graph.node */
+	for (int level = 0; level < DEPTH * 3; level++) {
+		uint8_t hdr[16];
+		size_t h = 0, v = len;
+		hdr[h++] = fields[level % 3];
+		do {
+			hdr[h++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+			v >>= 7;
+		} while (v);
+		memcpy(nxt, hdr, h);
+		memcpy(nxt + h, cur, len);
+		len += h;
+		uint8_t *t = cur;
+		cur = nxt;
+		nxt = t;
+	}
+	/* Wrap in ModelProto.graph. */
+	uint8_t hdr[16];
+	size_t h = 0, v = len;
+	hdr[h++] = (7 << 3) | 2;
+	do {
+		hdr[h++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	memcpy(nxt, hdr, h);
+	memcpy(nxt + h, cur, len);
+	len += h;
+	abacus_graph *g = NULL;
+	abacus_error err;
+	CHECK(abacus_graph_load(&g, nxt, len, &err) == ABACUS_ELIMIT);
+	CHECK_STR_CONTAINS(err.msg, "nest");
+	abacus_graph_free(g);
+	free(cur);
+	free(nxt);
+}
+
+/* The n-th allocation fails, for every n: an out-of-memory error, and nothing leaks (ASan checks). */
+void test_alloc_failure_every_n(void);
+void test_alloc_failure_every_n(void)
+{
+	uint8_t *buf;
+	size_t len;
+	pack_small(&buf, &len);
+	ab_alloc_fail_after(0);
+	abacus_graph *g = NULL;
+	abacus_error err;
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	abacus_analysis *a = NULL;
+	CHECK(abacus_graph_load(&g, buf, len, &err) == 0);
+	CHECK(abacus_analyze(&a, g, &cfg, &err) == 0);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	long total = ab_alloc_fail_after(0);
+	CHECK(total > 10);
+	int oom = 0;
+	for (long n = 1; n <= total; n++) {
+		ab_alloc_fail_after(n);
+		g = NULL;
+		a = NULL;
+		int rc = abacus_graph_load(&g, buf, len, &err);
+		if (rc == 0)
+			rc = abacus_analyze(&a, g, &cfg, &err);
+		ab_alloc_fail_after(0);
+		if (rc) {
+			CHECK_EQ_I64(rc, ABACUS_ENOMEM);
+			oom++;
+		}
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+	CHECK_EQ_I64(oom, total);
+	free(buf);
+}
+
+/* Replays the committed fuzz corpus (fuzz/corpus/onnx): every input must load or fail cleanly. */
+void test_fuzz_corpus_replay(void);
+void test_fuzz_corpus_replay(void)
+{
+	DIR *d = opendir("fuzz/corpus/onnx");
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[512];
+		snprintf(path, sizeof path, "fuzz/corpus/onnx/%s", e->d_name);
+		abacus_graph *g = NULL;
+		abacus_error err;
+		int rc = abacus_graph_load_file(&g, path, &err);
+		if (rc == 0) {
+			abacus_config cfg = ABACUS_CONFIG_INIT;
+			abacus_analysis *a = NULL;
+			if (abacus_analyze(&a, g, &cfg, &err) == 0)
+				abacus_analysis_free(a);
+			else
+				CHECK(err.msg[0] != '\0');
+		} else {
+			CHECK(err.msg[0] != '\0');
+		}
+		abacus_graph_free(g);
+		n++;
+	}
+	closedir(d);
+	CHECK(n > 0);
+}

@@ -1,0 +1,149 @@
+/*
+ * test_zoo.c — every committed graph under data/graphs loads and resolves at batch 1 and 32; the
+ * analytic parameter count equals PyTorch's sum(p.numel()) recorded in tests/data/params.tsv; resnet50's
+ * forward FLOPs match the published 4.09 G multiply-adds.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+
+#include "tests.h"
+
+#define GRAPHS "data/graphs"
+
+static int is_graph(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 5 && !strcmp(name + n - 5, ".onnx");
+}
+
+static abacus_analysis *analyze_file(const char *path, int64_t batch, abacus_graph **g, abacus_error *err)
+{
+	*g = NULL;
+	if (abacus_graph_load_file(g, path, err))
+		return NULL;
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = batch;
+	abacus_analysis *a = NULL;
+	if (abacus_analyze(&a, *g, &cfg, err)) {
+		abacus_graph_free(*g);
+		*g = NULL;
+	}
+	return a;
+}
+
+void test_zoo_all_graphs_resolve(void);
+void test_zoo_all_graphs_resolve(void)
+{
+	DIR *d = opendir(GRAPHS);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	int count = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!is_graph(e->d_name))
+			continue;
+		char path[512];
+		snprintf(path, sizeof path, "%s/%s", GRAPHS, e->d_name);
+		for (int b = 0; b < 2; b++) {
+			abacus_graph *g;
+			abacus_error err;
+			abacus_analysis *a = analyze_file(path, b ? 32 : 1, &g, &err);
+			if (!a) {
+				fprintf(stderr, "  %s batch %d: %s\n", e->d_name, b ? 32 : 1, err.msg);
+				t_failed_checks++;
+				continue;
+			}
+			const abacus_totals *t = abacus_analysis_totals(a);
+			CHECK(t->forward_flops > 0 && t->params > 0);
+			if (abacus_analysis_n_unknown(a)) {
+				fprintf(stderr, "  %s: unknown op %s\n", e->d_name, abacus_analysis_unknown(a, 0, NULL));
+				t_failed_checks++;
+			}
+			abacus_analysis_free(a);
+			abacus_graph_free(g);
+		}
+		count++;
+	}
+	closedir(d);
+	CHECK(count > 0);
+}
+
+void test_zoo_params_exact(void);
+void test_zoo_params_exact(void)
+{
+	FILE *f = fopen("tests/data/params.tsv", "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	char line[512];
+	int checked = 0;
+	while (fgets(line, sizeof line, f)) {
+		char name[256];
+		long long expect;
+		if (sscanf(line, "%255s %lld", name, &expect) != 2)
+			continue;
+		/* Any exported size of the network will do: parameters do not depend on the input size. */
+		DIR *d = opendir(GRAPHS);
+		if (!d)
+			break;
+		struct dirent *e;
+		char path[600] = "";
+		size_t nl = strlen(name);
+		while ((e = readdir(d)))
+			if (is_graph(e->d_name) && !strncmp(e->d_name, name, nl) && e->d_name[nl] == '-')
+				snprintf(path, sizeof path, "%s/%s", GRAPHS, e->d_name);
+		closedir(d);
+		if (!path[0]) {
+			fprintf(stderr, "  %s: no graph under %s\n", name, GRAPHS);
+			t_failed_checks++;
+			continue;
+		}
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = analyze_file(path, 1, &g, &err);
+		if (!a) {
+			fprintf(stderr, "  %s: %s\n", path, err.msg);
+			t_failed_checks++;
+			continue;
+		}
+		if (abacus_analysis_totals(a)->params != expect) {
+			fprintf(stderr, "  %s: %lld parameters, PyTorch says %lld\n", path,
+			        (long long)abacus_analysis_totals(a)->params, expect);
+			t_failed_checks++;
+		}
+		checked++;
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+	fclose(f);
+	CHECK(checked >= 29);
+}
+
+/* resnet50 at 224×224, batch 1: 4.09 G multiply-adds in convolutions and the classifier (the figure
+ * torchvision publishes), so conv + matmul forward FLOPs are 2 × 4.09 G within 2 %; the total adds the
+ * element-wise work (batch norm, ReLU, adds, pooling) on top. */
+void test_resnet50_flops(void);
+void test_resnet50_flops(void)
+{
+	abacus_graph *g;
+	abacus_error err;
+	abacus_analysis *a = analyze_file(GRAPHS "/resnet50-224.onnx", 1, &g, &err);
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	size_t n;
+	const abacus_layer *Ls = abacus_analysis_layers(a, &n);
+	double mm = 0;
+	for (size_t i = 0; i < n; i++)
+		if (Ls[i].category == ABACUS_CAT_CONV || Ls[i].category == ABACUS_CAT_GROUPCONV ||
+		    Ls[i].category == ABACUS_CAT_MATMUL)
+			mm += (double)Ls[i].forward_flops;
+	double expect = 2 * 4.09e9;
+	CHECK(mm > expect * 0.98 && mm < expect * 1.02);
+	double total = (double)abacus_analysis_totals(a)->forward_flops;
+	CHECK(total > mm && total < mm * 1.05);
+	CHECK_EQ_I64(abacus_analysis_totals(a)->params, 25557032);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+}

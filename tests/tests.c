@@ -1,0 +1,17 @@
+/* tests.c — the table of test cases. A new case is declared in its file and listed here. */
+#include "tests.h"
+
+#define CASES(X)                                                                                  \
+	X(test_conv_grouped_strided_dilated) X(test_conv_chain_backward) X(test_gemm) X(test_matmul_batched) \
+	X(test_pooling) X(test_batchnorm) X(test_lstm) X(test_fold_view_batch) X(test_fold_range_where)     \
+	X(test_einsum) X(test_embedding_tokens) X(test_unknown_op) X(test_memory_breakdown_adds_up)         \
+	X(test_truncated_files) X(test_random_bytes) X(test_cycle) X(test_missing_tensor)                  \
+	X(test_overflowing_dims) X(test_negative_dim) X(test_bad_batch_and_inputs) X(test_deep_nesting)    \
+	X(test_alloc_failure_every_n) X(test_zoo_all_graphs_resolve) X(test_zoo_params_exact)             \
+	X(test_resnet50_flops) X(test_fuzz_corpus_replay)
+
+#define DECLARE(fn) void fn(void);
+CASES(DECLARE)
+#define ENTRY(fn) { #fn, fn },
+const t_case t_cases[] = { CASES(ENTRY) };
+const size_t t_n_cases = sizeof t_cases / sizeof t_cases[0];
