@@ -125,6 +125,23 @@ void tb_weight(tb_model *m, const char *name, int rank, const int64_t *dims)
 	PUSH(m, m->graph.n_initializer, m->graph.initializer, tensor(m, name, 1, rank, dims));
 }
 
+void tb_weight_external(tb_model *m, const char *name, int rank, const int64_t *dims)
+{
+	Onnx__TensorProto *t = tensor(m, name, 1, rank, dims);
+	t->has_data_location = 1;
+	t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	static const char *keys[] = { "location", "offset", "length" };
+	static const char *vals[] = { "weights.bin", "0", "4096" };
+	for (int i = 0; i < 3; i++) {
+		Onnx__StringStringEntryProto *e = take(m, sizeof *e);
+		onnx__string_string_entry_proto__init(e);
+		e->key = str(m, keys[i]);
+		e->value = str(m, vals[i]);
+		PUSH(m, t->n_external_data, t->external_data, e);
+	}
+	PUSH(m, m->graph.n_initializer, m->graph.initializer, t);
+}
+
 void tb_ints(tb_model *m, const char *name, int n, const int64_t *vals)
 {
 	int64_t d = n;

@@ -16,6 +16,8 @@ void tb_input(tb_model *m, const char *name, int rank, const int64_t *dims);
 void tb_input_typed(tb_model *m, const char *name, int dtype, int rank, const int64_t *dims);
 /* A float32 initializer with dims and no data (graph-only). */
 void tb_weight(tb_model *m, const char *name, int rank, const int64_t *dims);
+/* A float32 initializer whose data lives in an external file (never read by Abacus). */
+void tb_weight_external(tb_model *m, const char *name, int rank, const int64_t *dims);
 /* An int64 initializer with data. */
 void tb_ints(tb_model *m, const char *name, int n, const int64_t *vals);
 void tb_output(tb_model *m, const char *name);

@@ -404,3 +404,19 @@ void test_memory_breakdown_adds_up(void)
 	CHECK(mem->peak >= mem->persistent + 640); /* at least all gradients during the step */
 	DONE();
 }
+
+/* Initializers with external-data references load without their data: 64×16 weight → 1024 params. */
+void test_external_data(void);
+void test_external_data(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16));
+	tb_weight_external(m, "w", D(64, 16));
+	tb_node(m, "Gemm", L("x", "w"), L("y"));
+	tb_attr_int(m, "transB", 1);
+	tb_output(m, "y");
+	ANALYZE(m, 3);
+	CHECK_EQ_I64(abacus_analysis_totals(a)->params, 1024);
+	CHECK_EQ_I64(abacus_analysis_totals(a)->forward_flops, 2 * 3 * 64 * 16);
+	DONE();
+}

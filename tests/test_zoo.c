@@ -147,3 +147,37 @@ void test_resnet50_flops(void)
 	abacus_analysis_free(a);
 	abacus_graph_free(g);
 }
+
+/* The same networks exported at opsets 11 and 17 (Squeeze/Unsqueeze axes as attributes vs inputs,
+ * LayerNormalization as one op vs its decomposition) give the same parameters and nearly the same
+ * FLOPs: the decomposed layer norm counts its element-wise ops one by one. */
+void test_opsets_11_and_17(void);
+void test_opsets_11_and_17(void)
+{
+	static const struct { const char *base; long long params; } nets[] = {
+		{ "resnet18-64", 11689512 },
+		{ "vit_b_32-224", 88224232 },
+	};
+	for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++) {
+		double flops[2] = { 0, 0 };
+		for (int k = 0; k < 2; k++) {
+			char path[256];
+			snprintf(path, sizeof path, "tests/data/opsets/%s-op%d.onnx", nets[i].base, k ? 17 : 11);
+			abacus_graph *g;
+			abacus_error err;
+			abacus_analysis *a = analyze_file(path, 2, &g, &err);
+			if (!a) {
+				fprintf(stderr, "  %s: %s\n", path, err.msg);
+				t_failed_checks++;
+				continue;
+			}
+			CHECK_EQ_I64(abacus_analysis_totals(a)->params, nets[i].params);
+			CHECK_EQ_I64(abacus_graph_opset(g), k ? 17 : 11);
+			CHECK_EQ_I64(abacus_analysis_n_unknown(a), 0);
+			flops[k] = (double)abacus_analysis_totals(a)->forward_flops;
+			abacus_analysis_free(a);
+			abacus_graph_free(g);
+		}
+		CHECK(flops[0] > 0 && flops[1] > flops[0] * 0.99 && flops[1] < flops[0] * 1.01);
+	}
+}

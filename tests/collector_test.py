@@ -1,0 +1,282 @@
+#!/usr/bin/python3
+"""The collector end to end: `abacus profile` driving real PyTorch workers (make check-collector).
+
+    ABACUS=build/release/abacus /usr/bin/python3 tests/collector_test.py [CASE ...]
+
+Cases (each prints its name, its time and what it measured; a filter runs only the named ones):
+  e2e          mlp at batch 1, 32x32, cpu1, sgd and adam: one row each, every column sane, the graph exported
+               and loadable by `abacus inspect`; persistent bytes >= weights + gradients + optimizer state
+  repeat       the same configuration in two separate workers (--repeat 2): memory agrees within 0.01 %
+  multi        resnet18 batch 2 then 4 in one worker vs batch 4 in a fresh worker (--fresh): same memory;
+               persistent bytes of resnet18 (sgd) against 3 x 4 x params
+  oom          vgg11 under a 2.5 GB address-space limit (--mem-limit): an `oom` row
+  failures     --timeout 1 gives a `timeout` row, --max-iter-seconds a `skipped` row, a different header is
+               refused, a bad option is a usage error
+  kill         SIGTERM, then SIGKILL of the collector mid-run (plus a half-written last line): the worker dies
+               with it, the reruns keep every row, measure the rest once, nothing duplicated
+Runs one torch process at a time (the collector's worker), about 2-3 minutes on 2 cores.
+"""
+import csv
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ABACUS = os.path.abspath(os.environ.get("ABACUS", os.path.join(ROOT, "build/release/abacus")))
+TMP = tempfile.mkdtemp(prefix="abacus-collector-")
+GRAPHS = os.path.join(TMP, "graphs")
+KEY = ("network", "input_shape", "batch", "optimizer", "hw", "repeat")
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"    FAIL: {what}", flush=True)
+    return cond
+
+
+def profile(*args, out, check_rc=0, **kw):
+    cmd = [ABACUS, "profile", "--out", out, "--graphs", GRAPHS, "--log", os.path.join(TMP, "workers.log")]
+    cmd += list(args)
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, **kw)
+    if check_rc is not None and p.returncode != check_rc:
+        check(False, f"{' '.join(cmd[1:])}: exit {p.returncode}, expected {check_rc}; stderr: {p.stderr.strip()[-800:]}")
+    return p
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def one(rs, **match):
+    hit = [r for r in rs if all(r[k] == str(v) for k, v in match.items())]
+    check(len(hit) == 1, f"expected one row with {match}, found {len(hit)}")
+    return hit[0] if hit else None
+
+
+def rel(a, b):
+    return abs(a - b) / max(abs(a), abs(b), 1)
+
+
+# ---------------------------------------------------------------------------------------------------
+def case_e2e():
+    out = os.path.join(TMP, "e2e.csv")
+    profile("--models", "mlp", "--batch", "1", "--size", "32", "--hw", "cpu1", "--optimizer", "sgd,adam", out=out)
+    with open(out) as f:
+        header = f.readline().strip().split(",")
+    check(header[:3] == ["network", "graph", "input_shape"] and "busy_other" in header, f"header {header}")
+    rs = rows(out)
+    check(len(rs) == 2, f"2 rows, got {len(rs)}")
+    for r in rs:
+        print(f"    {r['optimizer']}: status {r['status']} time {r['time_s']} s (cv {r['time_cv']}, "
+              f"{r['iterations']} it) calib {r['calib_s']} s memory {r['memory_bytes']} persistent "
+              f"{r['persistent_bytes']} params {r['params']} busy_other {r['busy_other']}")
+        check(r["status"] == "ok" and r["error"] == "", f"status ok: {r['status']} {r['error']}")
+        if r["status"] != "ok":
+            continue
+        check(r["input_shape"] == "1x3x32x32" and r["batch"] == "1" and r["hw"] == "cpu1" and r["threads"] == "1"
+              and r["repeat"] == "0", "configuration columns")
+        check(float(r["time_s"]) > 0 and float(r["time_min_s"]) <= float(r["time_s"]) <= float(r["time_p90_s"]),
+              "min <= median <= p90")
+        check(10 <= int(r["iterations"]) <= 50, "10..50 timed iterations")
+        check(float(r["calib_s"]) > 0 and float(r["time_cv"]) >= 0, "calib_s, cv")
+        check(0 <= float(r["busy_other"]) <= 1, "busy_other is a fraction")
+        check(r["protocol"] == "1" and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["timestamp"]), "protocol, timestamp")
+        check(r["torch_version"] and r["torchvision_version"] and r["cpu_model"] and int(r["cores"]) >= 1, "versions, cpu")
+        mem, pers, params = int(r["memory_bytes"]), int(r["persistent_bytes"]), int(r["params"])
+        check(params == 886666, f"mlp(32) has 3*32*32*256+256 + 256*256+256 + 256*128+128 + 128*10+10 = 886666 "
+              f"parameters, got {params}")
+        # Weights + gradients (alive at the start of an iteration: zero_grad(set_to_none) frees them only
+        # inside it) + optimizer state (sgd: momentum; adam: exp_avg, exp_avg_sq) are all float32.
+        k = 3 if r["optimizer"] == "sgd" else 4
+        check(k * 4 * params <= pers <= k * 4 * params * 1.01 + (1 << 20),
+              f"{k} x 4 x params = {k * 4 * params} <= persistent {pers} <= that + 1 % + 1 MiB")
+        check(pers <= mem, "persistent <= memory")
+    g = rs[0]["graph"] if rs else ""
+    path = g if os.path.isabs(g) else os.path.join(ROOT, g)
+    check(g and os.path.exists(path) and path == os.path.join(GRAPHS, "mlp-32.onnx"), f"graph column {g!r}")
+    if os.path.exists(path):
+        p = subprocess.run([ABACUS, "inspect", path, "--batch", "1", "--format", "json"], capture_output=True, text=True)
+        check(p.returncode == 0, f"abacus inspect {path}: {p.stderr.strip()}")
+        if p.returncode == 0:
+            params = json.loads(p.stdout)["totals"]["params"]
+            print(f"    abacus inspect: {params} parameters in the exported graph")
+            check(params == 886666, f"inspect counts {params} parameters, PyTorch 886666")
+
+
+def case_repeat():
+    out = os.path.join(TMP, "repeat.csv")
+    profile("--models", "mlp", "--batch", "2", "--size", "32", "--repeat", "2", out=out)
+    rs = rows(out)
+    a, b = one(rs, repeat=0), one(rs, repeat=1)
+    if a and b and check(a["status"] == b["status"] == "ok", "both ok"):
+        for col in ("memory_bytes", "persistent_bytes"):
+            x, y = int(a[col]), int(b[col])
+            print(f"    {col}: {x} vs {y} ({rel(x, y) * 100:.5f} %)")
+            check(rel(x, y) <= 1e-4, f"{col} of two workers within 0.01 %: {x} vs {y}")
+
+
+def case_multi():
+    multi = os.path.join(TMP, "multi.csv")
+    fresh = os.path.join(TMP, "fresh.csv")
+    profile("--models", "resnet18", "--batch", "2,4", "--size", "32", out=multi)
+    profile("--models", "resnet18", "--batch", "4", "--size", "32", "--fresh", out=fresh)
+    m, f = one(rows(multi), batch=4), one(rows(fresh), batch=4)
+    if m and f and check(m["status"] == f["status"] == "ok", f"both ok: {m['error']} {f['error']}"):
+        for col in ("memory_bytes", "persistent_bytes"):
+            x, y = int(m[col]), int(f[col])
+            print(f"    {col}: second in a worker {x}, fresh worker {y} ({rel(x, y) * 100:.5f} %)")
+            check(rel(x, y) <= 1e-4, f"{col}: a worker's second configuration equals a fresh one within 0.01 %")
+    for r in rows(multi):
+        if r["status"] != "ok":
+            check(False, f"resnet18 batch {r['batch']}: {r['status']} {r['error']}")
+            continue
+        pers, params, mem = int(r["persistent_bytes"]), int(r["params"]), int(r["memory_bytes"])
+        check(params == 11689512, f"resnet18 has 11689512 parameters, got {params}")
+        print(f"    resnet18 b{r['batch']}: persistent {pers} = 12 x params + {pers - 12 * params}; "
+              f"memory {mem}")
+        check(12 * params <= pers <= 12 * params * 1.01 + (1 << 20),
+              "weights + gradients + momentum <= persistent <= that + 1 % + 1 MiB")
+
+
+def case_oom():
+    out = os.path.join(TMP, "oom.csv")
+    profile("--models", "vgg11,mlp", "--batch", "1", "--size", "32", "--mem-limit", "2500M", out=out)
+    rs = rows(out)
+    r = one(rs, network="vgg11")
+    if r:
+        print(f"    vgg11 under 2.5 GB: {r['status']}: {r['error'][:120]}")
+        check(r["status"] == "oom", f"oom row, got {r['status']}: {r['error']}")
+    r = one(rs, network="mlp")
+    if r:
+        check(r["status"] == "ok", f"the next configuration (new worker) runs: {r['status']} {r['error']}")
+
+
+def case_failures():
+    out = os.path.join(TMP, "fail.csv")
+    profile("--models", "mlp", "--batch", "3", "--size", "32", "--timeout", "1", out=out)
+    r = one(rows(out), batch=3)
+    if r:
+        print(f"    --timeout 1: {r['status']}: {r['error']}")
+        check(r["status"] == "timeout", f"timeout row, got {r['status']}")
+    profile("--models", "mlp", "--batch", "5", "--size", "32", "--max-iter-seconds", "0.00001", out=out)
+    r = one(rows(out), batch=5)
+    if r:
+        print(f"    --max-iter-seconds: {r['status']}: {r['error']}")
+        check(r["status"] == "skipped" and "max-iter-seconds" in r["error"], f"skipped row, got {r['status']}")
+    check(len(rows(out)) == 2, "two rows")
+    other = os.path.join(TMP, "other.csv")
+    with open(other, "w") as f:
+        f.write("network,graph,shape\nx,y,z\n")
+    p = profile("--models", "mlp", "--size", "32", out=other, check_rc=1)
+    check("different header" in p.stderr, f"refusal names the header: {p.stderr.strip()}")
+    check(open(other).read() == "network,graph,shape\nx,y,z\n", "a refused file is left alone")
+    p = profile("--models", "mlp", "--batch", "x", out=other, check_rc=2)
+    check("--batch" in p.stderr, "usage error names the option")
+
+
+def worker_pids(log, since):
+    with open(log) as f:
+        f.seek(since)
+        return [int(m) for m in re.findall(r"worker: pid (\d+) ready", f.read())]
+
+
+def wait_rows(path, n, proc, limit=120):
+    end = time.time() + limit
+    while time.time() < end and proc.poll() is None:
+        if os.path.exists(path) and len(rows(path)) >= n:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+def case_kill():
+    out = os.path.join(TMP, "kill.csv")
+    log = os.path.join(TMP, "workers.log")
+    args = [ABACUS, "profile", "--out", out, "--graphs", GRAPHS, "--log", log, "--models", "mlp", "--size", "32",
+            "--batch", "1,2,3,4,5,6"]
+    # 1. SIGTERM after the first row: a clean stop, no partial row, the worker is gone.
+    since = os.path.getsize(log) if os.path.exists(log) else 0
+    p = subprocess.Popen(args, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    check(wait_rows(out, 1, p), "a first row appears")
+    p.send_signal(signal.SIGTERM)
+    err = p.communicate(timeout=30)[1]
+    check(p.returncode == 1 and "interrupted by SIGTERM" in err, f"SIGTERM: exit {p.returncode}, {err.strip()}")
+    time.sleep(0.5)
+    pids = worker_pids(log, since)
+    check(pids and not any(alive(w) for w in pids), f"no worker left after SIGTERM ({pids})")
+    n1 = len(rows(out))
+    # 2. SIGKILL after one more row: the worker dies with the collector (PR_SET_PDEATHSIG).
+    since = os.path.getsize(log)
+    p = subprocess.Popen(args, cwd=ROOT, stderr=subprocess.DEVNULL)
+    check(wait_rows(out, n1 + 1, p), "a row after the restart")
+    time.sleep(0.3)  # let the next configuration start
+    p.kill()
+    p.wait()
+    end = time.time() + 10
+    pids = worker_pids(log, since)
+    while time.time() < end and any(alive(w) for w in pids):
+        time.sleep(0.1)
+    check(pids and not any(alive(w) for w in pids), f"no worker left after SIGKILL ({pids})")
+    before = open(out, "rb").read()
+    # What a kill in the middle of a write would leave (a row is one write(), so simulate it).
+    with open(out, "ab") as f:
+        f.write(b'mlp,,1x3x32x32,6,sgd,cpu1,1,0,ok,"half')
+    # 3. The rerun repairs the file, keeps every row and measures the rest exactly once.
+    p = profile("--models", "mlp", "--size", "32", "--batch", "1,2,3,4,5,6", out=out)
+    check("incomplete last line" in p.stderr, f"the repair is reported: {p.stderr.strip()}")
+    after = open(out, "rb").read()
+    check(after.startswith(before), "rows written before the kill are unchanged")
+    rs = rows(out)
+    keys = [tuple(r[k] for k in KEY) for r in rs]
+    n2 = before.count(b"\n") - 1
+    print(f"    rows after SIGTERM: {n1}, before SIGKILL: {n2}, after the rerun: {len(rs)}")
+    check(len(keys) == 6 and len(set(keys)) == 6, f"6 distinct rows, got {len(keys)} ({len(set(keys))} distinct)")
+    check(all(r["status"] == "ok" for r in rs), "all ok")
+    p = profile("--models", "mlp", "--size", "32", "--batch", "1,2,3,4,5,6", out=out)
+    check(open(out, "rb").read() == after, "a further rerun changes nothing")
+
+
+CASES = [("e2e", case_e2e), ("repeat", case_repeat), ("multi", case_multi), ("oom", case_oom),
+         ("failures", case_failures), ("kill", case_kill)]
+
+
+def main():
+    want = sys.argv[1:]
+    if not os.access(ABACUS, os.X_OK):
+        print(f"collector_test: {ABACUS} is missing; run make", file=sys.stderr)
+        return 1
+    t_all = time.time()
+    for name, fn in CASES:
+        if want and name not in want:
+            continue
+        t0 = time.time()
+        n = len(failures)
+        print(f"[{name}]", flush=True)
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - a crash in a case is a failure of that case
+            check(False, f"{name} raised {type(e).__name__}: {e}")
+        print(f"  {name}: {'ok' if len(failures) == n else 'FAILED'} ({time.time() - t0:.0f} s)", flush=True)
+    print(f"collector_test: {len(failures)} failure(s) in {time.time() - t_all:.0f} s (files in {TMP})")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
