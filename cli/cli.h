@@ -44,6 +44,7 @@ void fmt_si(char *buf, size_t len, double v);
 void fmt_bytes(char *buf, size_t len, double v);
 
 int cmd_inspect(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 
 #endif

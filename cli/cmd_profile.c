@@ -325,33 +325,31 @@ static void zoo_free(zoo_net *z, size_t n)
 	free(z);
 }
 
-/* Runs `worker.py --list` and reads one JSON object per network. */
-static int load_zoo(zoo_net **out, size_t *n_out, const worker_spec *base, char *err, size_t errlen)
+/* Asks a started worker for the zoo ({"cmd": "list"}): one JSON object per network, then {"listed": N}. */
+static int load_zoo(zoo_net **out, size_t *n_out, worker *w, char *err, size_t errlen)
 {
-	worker_spec s = *base;
-	s.mode = "--list";
-	s.mem_limit = 0;
-	worker w;
 	zoo_net *z = NULL;
 	size_t n = 0, cap = 0;
-	if (worker_start(&w, &s, err, errlen))
+	if (worker_send(w, "{\"cmd\": \"list\"}")) {
+		snprintf(err, errlen, "the worker went away before listing the zoo");
 		return -1;
-	close(w.in_fd);
-	w.in_fd = -1;
+	}
 	for (;;) {
 		jobj o;
 		char perr[256];
-		worker_result r = worker_read(&w, &o, STARTUP_TIMEOUT_S, &g_stop, perr, sizeof perr);
-		if (r == WR_DIED)
-			break;
+		worker_result r = worker_read(w, &o, STARTUP_TIMEOUT_S, &g_stop, perr, sizeof perr);
 		if (r != WR_OK) {
-			char last[300];
-			worker_last_err(&w, last, sizeof last);
-			snprintf(err, errlen, "reading the zoo from '%s %s --list' failed (%s)%s%s", s.python, s.script,
-			         r == WR_TIMEOUT ? "timed out" : r == WR_INTERRUPTED ? "interrupted" : perr, *last ? ": " : "", last);
-			worker_stop(&w, 0);
+			char last[300], how[80];
+			worker_last_err(w, last, sizeof last);
+			worker_describe_status(w->status, how, sizeof how);
+			snprintf(err, errlen, "listing the zoo failed (%s)%s%s", r == WR_TIMEOUT ? "timed out"
+			         : r == WR_INTERRUPTED ? "interrupted" : r == WR_DIED ? how : perr, *last ? ": " : "", last);
 			zoo_free(z, n);
 			return -1;
+		}
+		if (jobj_get(&o, "listed", NULL)) {
+			jobj_free(&o);
+			break;
 		}
 		const char *name = jobj_get(&o, "name", NULL), *kind = jobj_get(&o, "kind", NULL);
 		jv_type st;
@@ -362,7 +360,6 @@ static int load_zoo(zoo_net **out, size_t *n_out, const worker_spec *base, char 
 				zoo_net *nz = realloc(z, nc * sizeof *nz);
 				if (!nz) {
 					jobj_free(&o);
-					worker_stop(&w, 0);
 					zoo_free(z, n);
 					snprintf(err, errlen, "out of memory");
 					return -1;
@@ -383,17 +380,8 @@ static int load_zoo(zoo_net **out, size_t *n_out, const worker_spec *base, char 
 		}
 		jobj_free(&o);
 	}
-	int status = w.status;
-	char last[300];
-	worker_last_err(&w, last, sizeof last);
-	worker_stop(&w, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n == 0) {
-		char how[64];
-		worker_describe_status(status, how, sizeof how);
-		snprintf(err, errlen, "'%s %s --list' %s%s%s; is Debian's python3-torch installed?", s.python, s.script,
-		         n == 0 && WIFEXITED(status) && !WEXITSTATUS(status) ? "listed no networks" : how, *last ? ": " : "",
-		         last);
-		zoo_free(z, n);
+	if (n == 0) {
+		snprintf(err, errlen, "the zoo is empty (collector/zoo.py)");
 		return -1;
 	}
 	*out = z;
@@ -666,11 +654,12 @@ static void progress(size_t done, size_t total, double elapsed, const config *c)
 	        c->optimizer, c->hw, (long long)c->repeat, rate * 60, eta);
 }
 
-/* Starts a worker for `c` and waits for its ready line. 0 ok, -1 fatal (message printed), 1 interrupted. */
-static int start_worker(run_ctx *x, worker *w, const worker_spec *base, const config *c)
+/* Starts a worker with `threads` threads and waits for its ready line. 0 ok, -1 fatal (message printed),
+ * 1 interrupted. */
+static int start_worker(run_ctx *x, worker *w, const worker_spec *base, int threads)
 {
 	worker_spec s = *base;
-	s.threads = c->threads;
+	s.threads = threads;
 	char err[512];
 	if (worker_start(w, &s, err, sizeof err)) {
 		fprintf(stderr, "abacus: %s\n", err);
@@ -687,7 +676,7 @@ static int start_worker(run_ctx *x, worker *w, const worker_spec *base, const co
 		worker_last_err(w, last, sizeof last);
 		worker_describe_status(w->status, how, sizeof how);
 		worker_stop(w, 0);
-		fprintf(stderr, "abacus: the worker did not start (%s)%s%s; check '%s %s --list' and that Debian's "
+		fprintf(stderr, "abacus: the worker did not start (%s)%s%s; try '%s %s --list', and check that Debian's "
 		        "python3-torch, python3-torchvision and python3-onnx are installed\n",
 		        r == WR_TIMEOUT ? "no ready line within 300 s" : r == WR_DIED ? how : err, *last ? ": " : "", last,
 		        s.python, s.script);
@@ -748,7 +737,7 @@ static int mentions_memory(const worker *w)
 static int measure_one(run_ctx *x, worker *w, int *w_alive, const worker_spec *base, const config *c, size_t id)
 {
 	if (!*w_alive) {
-		int r = start_worker(x, w, base, c);
+		int r = start_worker(x, w, base, c->threads);
 		if (r)
 			return r;
 		*w_alive = 1;
@@ -815,22 +804,25 @@ static int measure_one(run_ctx *x, worker *w, int *w_alive, const worker_spec *b
 	return rc ? -1 : 0;
 }
 
-static int run(run_ctx *x, const worker_spec *base, config *todo, size_t n)
+/* Measures `todo` in order. `w` may come in alive (the worker that listed the zoo, with `w_threads` threads):
+ * it is used for the first group when the threads match. */
+static int run(run_ctx *x, const worker_spec *base, config *todo, size_t n, worker *wp, int w_alive, int w_threads)
 {
 	const opts *o = x->o;
 	int tty = isatty(2);
-	worker w;
-	int w_alive = 0, rc = 0;
+	worker w = *wp;
+	int rc = 0;
 	size_t done = 0;
 	double t0 = now_monotonic();
-	const config *group = NULL;
+	const config *group = NULL; /* the last configuration this worker measured; NULL: none yet */
 	for (size_t i = 0; i < n && !g_stop; i++) {
 		const config *c = &todo[i];
-		if (w_alive && (o->fresh || !group || !same_group(group, c))) {
+		if (w_alive && (c->threads != w_threads || (group && (o->fresh || !same_group(group, c))))) {
 			worker_stop(&w, 10);
 			w_alive = 0;
 		}
-		group = c;
+		if (!w_alive)
+			group = NULL;
 		if (o->wait_quiet)
 			wait_quiet(tty);
 		if (g_stop)
@@ -840,6 +832,8 @@ static int run(run_ctx *x, const worker_spec *base, config *todo, size_t n)
 		rc = measure_one(x, &w, &w_alive, base, c, i);
 		if (rc)
 			break;
+		w_threads = c->threads;
+		group = w_alive ? c : NULL;
 		done++;
 	}
 	if (w_alive)
@@ -870,6 +864,8 @@ int cmd_profile(int argc, char **argv)
 	char err[1024], dir[PATH_MAX], worker_path[PATH_MAX], tracker_path[PATH_MAX];
 	int rc = CLI_FAIL;
 	FILE *log = NULL;
+	worker w;
+	int w_alive = 0;
 
 	int pr = parse_opts(&o, argc, argv);
 	if (pr)
@@ -916,7 +912,9 @@ int cmd_profile(int argc, char **argv)
 		if (slash)
 			*slash = '\0';
 	}
-	if (mkdir_p(o.graphs) || !realpath(o.graphs, x.graphs_abs)) {
+	if (o.dry_run && !realpath(o.graphs, x.graphs_abs)) {
+		snprintf(x.graphs_abs, sizeof x.graphs_abs, "%s", o.graphs);
+	} else if (!o.dry_run && (mkdir_p(o.graphs) || !realpath(o.graphs, x.graphs_abs))) {
 		fprintf(stderr, "abacus: cannot create the graphs directory %s: %s\n", o.graphs, strerror(errno));
 		return CLI_FAIL;
 	}
@@ -936,8 +934,24 @@ int cmd_profile(int argc, char **argv)
 		fprintf(stderr, "abacus: cannot open %s: %s\n", o.log, strerror(errno));
 		return CLI_FAIL;
 	}
-	worker_spec base = { NULL, o.python, worker_abs, tracker_abs, 1, (uint64_t)o.mem_limit, log };
-	if (load_zoo(&zoo, &n_zoo, &base, err, sizeof err)) {
+	/* What the output already has (first: a wrong file is refused before anything slow happens). */
+	if (o.dry_run ? csv_read_keys(&x.csv, o.out, err, sizeof err) : csv_open(&x.csv, o.out, err, sizeof err)) {
+		fprintf(stderr, "abacus: %s\n", err);
+		goto out;
+	}
+	if (x.csv.repaired_bytes)
+		fprintf(stderr, "abacus profile: %s: removed an incomplete last line (%zu bytes) left by an interrupted run; "
+		        "that configuration is measured again\n", o.out, x.csv.repaired_bytes);
+	worker_spec base = { o.python, worker_abs, tracker_abs, 1, (uint64_t)o.mem_limit, log };
+	/* The first worker also lists the zoo, so a run pays for one interpreter start less. */
+	int sr = start_worker(&x, &w, &base, o.threads[0]);
+	if (sr) {
+		if (sr > 0)
+			fprintf(stderr, "abacus: interrupted\n");
+		goto out;
+	}
+	w_alive = 1;
+	if (load_zoo(&zoo, &n_zoo, &w, err, sizeof err)) {
 		fprintf(stderr, "abacus: %s\n", err);
 		goto out;
 	}
@@ -978,14 +992,6 @@ int cmd_profile(int argc, char **argv)
 	if (expand(&cfg, &n_cfg, &o, nets, n_nets))
 		goto nomem;
 
-	/* What the output already has. */
-	if (o.dry_run ? csv_read_keys(&x.csv, o.out, err, sizeof err) : csv_open(&x.csv, o.out, err, sizeof err)) {
-		fprintf(stderr, "abacus: %s\n", err);
-		goto out;
-	}
-	if (x.csv.repaired_bytes)
-		fprintf(stderr, "abacus profile: %s: removed an incomplete last line (%zu bytes) left by an interrupted run; "
-		        "that configuration is measured again\n", o.out, x.csv.repaired_bytes);
 	size_t n_todo = 0;
 	for (size_t i = 0; i < n_cfg; i++) {
 		csv_key k = key_of(&cfg[i]);
@@ -1005,12 +1011,15 @@ int cmd_profile(int argc, char **argv)
 	if (isatty(2))
 		fprintf(stderr, "abacus profile: %zu configurations in the grid, %zu already in %s, %zu to measure\n", n_cfg,
 		        n_cfg - n_todo, o.out, n_todo);
-	rc = run(&x, &base, cfg, n_todo);
+	rc = run(&x, &base, cfg, n_todo, &w, w_alive, o.threads[0]);
+	w_alive = 0; /* run() stops it */
 	goto out;
 nomem:
 	fprintf(stderr, "abacus: out of memory\n");
 	rc = CLI_FAIL;
 out:
+	if (w_alive)
+		worker_stop(&w, 10);
 	csv_close(&x.csv);
 	if (log)
 		fclose(log);

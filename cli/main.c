@@ -13,6 +13,7 @@ typedef struct command {
 
 static const command commands[] = {
 	{ "inspect", cmd_inspect, "per-layer shapes, FLOPs, parameters and the training-step memory of a graph" },
+	{ "features", cmd_features, "the predictor's named feature vector (structural matrix and aggregates)" },
 	{ "profile", cmd_profile, "measure training time and memory with PyTorch on this machine (ground truth)" },
 };
 

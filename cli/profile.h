@@ -76,7 +76,6 @@ int csv_append(csv_out *c, const char *const fields[N_COLS], char *err, size_t e
 /* ---- worker processes ---------------------------------------------------------------------------- */
 
 typedef struct worker_spec {
-	const char *mode;    /* worker.py's mode: "--serve" (NULL) or "--list" */
 	const char *python;  /* interpreter (Debian's /usr/bin/python3) */
 	const char *script;  /* collector/worker.py */
 	const char *tracker; /* absolute path of libabacus_tracker.so, preloaded */

@@ -107,8 +107,7 @@ int worker_start(worker *w, const worker_spec *s, char *err, size_t errlen)
 	w->in_fd = w->out_fd = w->err_fd = -1;
 	w->log = s->log;
 	snprintf(threads, sizeof threads, "%d", s->threads);
-	char *argv[] = { (char *)s->python, (char *)s->script, (char *)(s->mode ? s->mode : "--serve"), "--threads",
-		             threads, NULL };
+	char *argv[] = { (char *)s->python, (char *)s->script, "--serve", "--threads", threads, NULL };
 
 	if (pipe(in) || pipe(out) || pipe(er)) {
 		snprintf(err, errlen, "cannot create pipes: %s", strerror(errno));

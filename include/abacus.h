@@ -192,6 +192,15 @@ size_t abacus_analysis_n_outputs(const abacus_analysis *a);
 int abacus_analysis_output(const abacus_analysis *a, size_t i, const char **name, int *rank,
                            int64_t dims[ABACUS_MAX_RANK]);
 
+/* ---- Features: the network structural matrix and the predictor's input vector -------------------- */
+
+/* Number of columns in the feature schema (fixed for a given library version). */
+size_t abacus_features_count(void);
+/* Writes the name of column `i` ("batch", "cat_conv_fwd_flops", "nsm_conv_to_batchnorm", ...). */
+int abacus_feature_name(char *buf, size_t len, size_t i);
+/* Fills out[0..n) with the feature vector of an analysis; n must equal abacus_features_count(). */
+int abacus_features(double *out, size_t n, const abacus_analysis *a, abacus_error *err);
+
 /* Whether `op_type` (default domain) is in the op table, and its category. */
 int abacus_op_known(const char *op_type, abacus_category *category);
 

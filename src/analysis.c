@@ -163,6 +163,14 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	for (int o = 0; o < n->n_out; o++)
 		if (n->out[o] >= 0)
 			a->rg[n->out[o]] = (unsigned char)any_rg;
+	/* Weight-like: computed from parameters and constants only (e.g. a transposed weight matrix). */
+	int wl = 1;
+	for (int i = 0; i < n->n_in; i++)
+		if (n->in[i] >= 0 && !a->wl[n->in[i]] && !a->vals[n->in[i]])
+			wl = 0;
+	for (int o = 0; o < n->n_out; o++)
+		if (n->out[o] >= 0)
+			a->wl[n->out[o]] = (unsigned char)wl;
 	/* Outputs that are integer or bool never require grad (indices, masks). */
 	for (int o = 0; o < n->n_out; o++)
 		if (n->out[o] >= 0 && !ab_dtype_is_float(a->shapes[n->out[o]].dtype))
@@ -184,6 +192,16 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 		L->category = ABACUS_CAT_GROUPCONV;
 	if (def && !strcmp(n->op, "Gather") && n->in[0] >= 0 && a->g->tensors[n->in[0]].is_param)
 		L->category = ABACUS_CAT_EMBEDDING;
+	/* A product of two activations (no parameter, no constant operand) is attention-like: Q·Kᵀ and
+	 * softmax(·)·V in transformers. Products with weights stay matmul. */
+	if (def && (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Einsum")) && n->n_in >= 2) {
+		int act = 1;
+		for (int i = 0; i < n->n_in; i++)
+			if (n->in[i] < 0 || a->wl[n->in[i]] || a->vals[n->in[i]] || !a->rg[n->in[i]])
+				act = 0;
+		if (act)
+			L->category = ABACUS_CAT_ATTENTION;
+	}
 	if (k->category >= 0)
 		L->category = k->category;
 	/* Parameters: each float initializer counts once, at its first consumer. */
@@ -245,6 +263,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 		}
 		a->vals[t] = gt->value;
 		a->rg[t] = (unsigned char)gt->is_param;
+		a->wl[t] = 1;
 	}
 	if ((rc = bind_inputs(a, err)))
 		goto out;
@@ -333,12 +352,13 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	a->vals = ab_calloc(nt, sizeof *a->vals);
 	a->own = ab_calloc(nt, 1);
 	a->rg = ab_calloc(nt, 1);
+	a->wl = ab_calloc(nt, 1);
 	a->layers = ab_calloc(nn, sizeof *a->layers);
 	a->costs = ab_calloc(nn, sizeof *a->costs);
 	a->layer_node = ab_calloc(nn, sizeof *a->layer_node);
 	a->node_layer = ab_malloc(nn * sizeof *a->node_layer);
 	int rc;
-	if (!a->shapes || !a->vals || !a->own || !a->rg || !a->layers || !a->costs || !a->layer_node || !a->node_layer) {
+	if (!a->shapes || !a->vals || !a->own || !a->rg || !a->wl || !a->layers || !a->costs || !a->layer_node || !a->node_layer) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto fail;
 	}
@@ -367,6 +387,7 @@ void abacus_analysis_free(abacus_analysis *a)
 	ab_free(a->vals);
 	ab_free(a->own);
 	ab_free(a->rg);
+	ab_free(a->wl);
 	ab_free(a->layers);
 	ab_free(a->costs);
 	ab_free(a->layer_node);

@@ -14,6 +14,7 @@ struct abacus_analysis {
 	ab_value **vals;               /* per tensor: constant value, borrowed or owned */
 	unsigned char *own;            /* per tensor: vals[t] owned here */
 	unsigned char *rg;             /* per tensor: requires grad */
+	unsigned char *wl;             /* per tensor: computed from parameters and constants only */
 	abacus_layer *layers;
 	ab_cost *costs;                /* per layer */
 	int *layer_node;               /* per layer: node index */

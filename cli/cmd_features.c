@@ -1,0 +1,88 @@
+/*
+ * cmd_features.c — `abacus features FILE`: the predictor's feature vector with its column names
+ * (configuration, analytic totals, memory simulation, per-category aggregates, structural matrix).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+	"usage: abacus features FILE [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam]\n"
+	"                       [--format table|json] [--nonzero]\n"
+	"\n"
+	"Prints the feature vector the predictor sees for this graph and configuration, one named column\n"
+	"per line: the configuration, analytic totals, the simulated memory, per-category aggregates and the\n"
+	"network structural matrix (log1p of edge counts between operator categories).\n"
+	"  --nonzero   print only the columns that are not zero (table format)\n";
+
+int cmd_features(int argc, char **argv)
+{
+	cli_graph_opts o;
+	cli_format fmt = FMT_TABLE;
+	int nonzero = 0;
+	cli_graph_opts_init(&o);
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int r;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(help, stdout);
+			return CLI_OK;
+		}
+		if ((r = cli_graph_opt(&o, "features", argc, argv, &i)) != 0) {
+			if (r < 0)
+				return CLI_USAGE;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
+			if (r < 0 || cli_parse_format(&fmt, v, 0))
+				return cli_usage("features", "--format must be table or json");
+			continue;
+		}
+		if (!strcmp(argv[i], "--nonzero")) {
+			nonzero = 1;
+			continue;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage("features", "unknown option '%s'", argv[i]);
+		if (o.file)
+			return cli_usage("features", "only one FILE is accepted");
+		o.file = argv[i];
+	}
+	if (!o.file)
+		return cli_usage("features", "missing FILE");
+	abacus_error err;
+	abacus_graph *g = NULL;
+	abacus_analysis *a = NULL;
+	if (abacus_graph_load_file(&g, o.file, &err))
+		return cli_fail(&err);
+	if (abacus_analyze(&a, g, &o.cfg, &err)) {
+		abacus_graph_free(g);
+		return cli_fail(&err);
+	}
+	size_t n = abacus_features_count();
+	double *x = malloc(n * sizeof *x);
+	int rc = CLI_OK;
+	if (!x || abacus_features(x, n, a, &err)) {
+		rc = x ? cli_fail(&err) : CLI_FAIL;
+		goto out;
+	}
+	if (fmt == FMT_JSON)
+		printf("{");
+	for (size_t i = 0, shown = 0; i < n; i++) {
+		char name[96];
+		abacus_feature_name(name, sizeof name, i);
+		if (fmt == FMT_JSON) {
+			printf("%s\n  \"%s\": %.17g", shown++ ? "," : "", name, x[i]);
+		} else if (!nonzero || x[i] != 0) {
+			printf("%-40s %.10g\n", name, x[i]);
+		}
+	}
+	if (fmt == FMT_JSON)
+		printf("\n}\n");
+out:
+	free(x);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	return rc;
+}

@@ -1,0 +1,126 @@
+/*
+ * features.c — the network structural matrix (NSM) and the fixed-length feature vector.
+ *
+ * The NSM is our reconstruction of DNNAbacus' structural matrix (the paper's text is unavailable):
+ * K operator categories plus two pseudo categories (graph input, graph output); NSM[i][j] counts the
+ * data edges from a layer of category i to a layer of category j. Folded shape nodes, initializers and
+ * constants are not nodes of the NSM. Beside the matrix, per-category aggregates (count, forward and
+ * backward FLOPs, output bytes, parameters) say how heavy each kind of operator is at this batch and
+ * input size, and the analytic totals and memory simulation give the physics the learner corrects.
+ *
+ * The schema is a fixed list of named columns; its order is part of the predictor bundle format
+ * (bundles store the schema and refuse a mismatch).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+
+#define NCAT ABACUS_CAT_COUNT
+#define NSM_DIM (NCAT + 2)   /* + input, output */
+#define NSM_IN NCAT
+#define NSM_OUT (NCAT + 1)
+
+static const char *const scalar_names[] = {
+	"batch", "optimizer_adam", "input_elems_per_sample",
+	"params", "forward_flops", "backward_flops", "bytes_read", "bytes_written", "layers",
+	"mem_weights", "mem_buffers", "mem_optimizer", "mem_inputs", "mem_gradients", "mem_activations",
+	"mem_workspace", "mem_peak", "mem_persistent", "mem_saved",
+	"flops_per_layer", "bytes_per_flop",
+};
+#define N_SCALAR (sizeof scalar_names / sizeof scalar_names[0])
+
+static const char *const agg_names[] = { "count", "fwd_flops", "bwd_flops", "out_bytes", "params" };
+#define N_AGG (sizeof agg_names / sizeof agg_names[0])
+
+#define OFF_AGG N_SCALAR
+#define OFF_NSM (OFF_AGG + NCAT * N_AGG)
+#define N_FEATURES (OFF_NSM + NSM_DIM * NSM_DIM)
+
+size_t abacus_features_count(void)
+{
+	return N_FEATURES;
+}
+
+static const char *nsm_name(int i)
+{
+	return i == NSM_IN ? "input" : i == NSM_OUT ? "output" : abacus_category_name((abacus_category)i);
+}
+
+int abacus_feature_name(char *buf, size_t len, size_t i)
+{
+	if (i < N_SCALAR)
+		snprintf(buf, len, "%s", scalar_names[i]);
+	else if (i < OFF_NSM)
+		snprintf(buf, len, "cat_%s_%s", abacus_category_name((abacus_category)((i - OFF_AGG) / N_AGG)),
+		         agg_names[(i - OFF_AGG) % N_AGG]);
+	else if (i < N_FEATURES)
+		snprintf(buf, len, "nsm_%s_to_%s", nsm_name((int)((i - OFF_NSM) / NSM_DIM)),
+		         nsm_name((int)((i - OFF_NSM) % NSM_DIM)));
+	else
+		return ABACUS_EINVAL;
+	return 0;
+}
+
+/* The NSM counts edges between layers; a tensor's producer layer gives the source category. */
+static int source_category(const abacus_analysis *a, int tensor)
+{
+	const ab_tensor *t = &a->g->tensors[tensor];
+	if (t->kind == AB_T_INPUT)
+		return NSM_IN;
+	if (t->kind != AB_T_VALUE || t->producer < 0)
+		return -1;
+	int L = a->node_layer[t->producer];
+	return L >= 0 ? (int)a->layers[L].category : -1;
+}
+
+int abacus_features(double *out, size_t n, const abacus_analysis *a, abacus_error *err)
+{
+	if (n != N_FEATURES)
+		return ab_err(err, ABACUS_EINVAL, "", "feature buffer has %zu slots; the schema has %zu", n,
+		              (size_t)N_FEATURES);
+	memset(out, 0, n * sizeof *out);
+	const abacus_totals *t = &a->totals;
+	const abacus_memory *m = &a->mem;
+	double batch = (double)a->cfg.batch;
+	double in_elems = 0;
+	for (int i = 0; i < a->g->n_inputs; i++)
+		in_elems += (double)a->shapes[a->g->inputs[i]].numel;
+	double s[N_SCALAR] = {
+		batch, a->cfg.optimizer == ABACUS_OPT_ADAM, in_elems / batch,
+		(double)t->params, (double)t->forward_flops, (double)t->backward_flops, (double)t->bytes_read,
+		(double)t->bytes_written, (double)t->layers,
+		(double)m->weights, (double)m->buffers, (double)m->optimizer, (double)m->inputs, (double)m->gradients,
+		(double)m->activations, (double)m->workspace, (double)m->peak, (double)m->persistent, (double)m->saved,
+		t->layers ? (double)t->forward_flops / (double)t->layers : 0,
+		t->forward_flops ? (double)(t->bytes_read + t->bytes_written) / (double)t->forward_flops : 0,
+	};
+	memcpy(out, s, sizeof s);
+	for (size_t i = 0; i < a->n_layers; i++) {
+		const abacus_layer *L = &a->layers[i];
+		double *agg = out + OFF_AGG + (size_t)L->category * N_AGG;
+		agg[0] += 1;
+		agg[1] += (double)L->forward_flops;
+		agg[2] += (double)L->backward_flops;
+		agg[3] += (double)L->output_bytes;
+		agg[4] += (double)L->params;
+		const ab_node *nd = &a->g->nodes[a->layer_node[i]];
+		for (int k = 0; k < nd->n_in; k++) {
+			if (nd->in[k] < 0)
+				continue;
+			int src = source_category(a, nd->in[k]);
+			if (src >= 0)
+				out[OFF_NSM + (size_t)src * NSM_DIM + (size_t)L->category] += 1;
+		}
+	}
+	for (int k = 0; k < a->g->n_outputs; k++) {
+		int src = source_category(a, a->g->outputs[k]);
+		if (src >= 0)
+			out[OFF_NSM + (size_t)src * NSM_DIM + NSM_OUT] += 1;
+	}
+	/* Entries are log1p-scaled: edge counts span 1 to thousands. */
+	for (size_t i = OFF_NSM; i < N_FEATURES; i++)
+		out[i] = log1p(out[i]);
+	return 0;
+}
