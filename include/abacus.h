@@ -201,6 +201,27 @@ int abacus_feature_name(char *buf, size_t len, size_t i);
 /* Fills out[0..n) with the feature vector of an analysis; n must equal abacus_features_count(). */
 int abacus_features(double *out, size_t n, const abacus_analysis *a, abacus_error *err);
 
+/* ---- Datasets: the measurement CSV written by `abacus profile` (docs/DATASET.md) -------------------- */
+
+typedef struct abacus_dataset abacus_dataset;
+
+/* One measured configuration. Strings are owned by the dataset; numbers that a failed row lacks are
+ * NaN (times) or -1 (byte and parameter counts). */
+typedef struct abacus_row {
+	const char *network, *graph, *input_shape, *optimizer, *hw, *status, *error;
+	int64_t batch, threads, repeat;
+	double time_s, calib_s, busy_other;
+	int64_t memory_bytes, persistent_bytes, params;
+	size_t line;             /* line number in the file, for error messages */
+} abacus_row;
+
+/* Parses CSV bytes; `name` (may be NULL) names the source in errors. */
+int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, const char *name, abacus_error *err);
+int abacus_dataset_load_file(abacus_dataset **out, const char *path, abacus_error *err);
+size_t abacus_dataset_n_rows(const abacus_dataset *d);
+const abacus_row *abacus_dataset_row(const abacus_dataset *d, size_t i);
+void abacus_dataset_free(abacus_dataset *d);
+
 /* Whether `op_type` (default domain) is in the op table, and its category. */
 int abacus_op_known(const char *op_type, abacus_category *category);
 

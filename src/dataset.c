@@ -1,0 +1,298 @@
+/*
+ * dataset.c — reads the measurement CSV that `abacus profile` writes (docs/DATASET.md): RFC 4180 fields
+ * (quotes, doubled quotes, embedded commas and newlines), a header naming the columns, one row per
+ * measured configuration. Columns are found by name, so extra columns are ignored and order is free.
+ *
+ * Every malformed input is an error naming the file, the line and the column: an unterminated quote, a
+ * row with the wrong number of fields, a number that does not parse, a missing required column.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define MAX_FIELDS 256
+#define MAX_ROWS 10000000
+
+struct abacus_dataset {
+	abacus_row *rows;
+	size_t n_rows;
+	char **strings;      /* owned field copies, freed with the dataset */
+	size_t n_strings, cap_strings;
+};
+
+typedef struct cursor {
+	const char *p, *end;
+	size_t line;
+} cursor;
+
+/* Parses one field into buf (unquoted); returns 1 at end of record, 0 at a comma, -1 on error. */
+static int next_field(cursor *c, ab_buf *buf, int *eof)
+{
+	buf->len = 0;
+	if (buf->data)
+		buf->data[0] = '\0';
+	*eof = 0;
+	if (c->p < c->end && *c->p == '"') {
+		c->p++;
+		for (;;) {
+			if (c->p >= c->end)
+				return -1; /* unterminated quote */
+			char ch = *c->p++;
+			if (ch == '"') {
+				if (c->p < c->end && *c->p == '"') {
+					c->p++;
+					ab_buf_printf(buf, "\"");
+					continue;
+				}
+				break;
+			}
+			if (ch == '\n')
+				c->line++;
+			ab_buf_printf(buf, "%c", ch);
+		}
+	} else {
+		const char *s = c->p;
+		while (c->p < c->end && *c->p != ',' && *c->p != '\n' && *c->p != '\r')
+			c->p++;
+		if (c->p > s)
+			ab_buf_printf(buf, "%.*s", (int)(c->p - s), s);
+		else
+			ab_buf_printf(buf, "%s", "");
+	}
+	if (buf->oom)
+		return -2;
+	if (c->p < c->end && *c->p == ',') {
+		c->p++;
+		return 0;
+	}
+	if (c->p < c->end && *c->p == '\r')
+		c->p++;
+	if (c->p < c->end && *c->p == '\n') {
+		c->p++;
+		c->line++;
+		return 1;
+	}
+	if (c->p >= c->end) {
+		*eof = 1;
+		return 1;
+	}
+	return -1; /* a quote followed by something other than a separator */
+}
+
+enum {
+	COL_NETWORK, COL_GRAPH, COL_INPUT, COL_BATCH, COL_OPT, COL_HW, COL_THREADS, COL_REPEAT, COL_STATUS,
+	COL_TIME, COL_CALIB, COL_MEM, COL_PERSIST, COL_PARAMS, COL_BUSY, COL_ERROR, N_COLS
+};
+static const struct { const char *name; int required; } columns[N_COLS] = {
+	{ "network", 1 }, { "graph", 1 }, { "input_shape", 1 }, { "batch", 1 }, { "optimizer", 1 }, { "hw", 1 },
+	{ "threads", 0 }, { "repeat", 0 }, { "status", 1 }, { "time_s", 1 }, { "calib_s", 0 },
+	{ "memory_bytes", 1 }, { "persistent_bytes", 0 }, { "params", 0 }, { "busy_other", 0 }, { "error", 0 },
+};
+
+static int keep(abacus_dataset *d, const char *s, const char **out)
+{
+	if (d->n_strings == d->cap_strings) {
+		size_t cap = d->cap_strings ? d->cap_strings * 2 : 1024;
+		char **p = ab_realloc(d->strings, cap * sizeof *p);
+		if (!p)
+			return -1;
+		d->strings = p;
+		d->cap_strings = cap;
+	}
+	char *c = ab_strdup(s);
+	if (!c)
+		return -1;
+	d->strings[d->n_strings++] = c;
+	*out = c;
+	return 0;
+}
+
+static int parse_num(const char *s, double *out)
+{
+	if (!*s) {
+		*out = NAN; /* empty: not measured (failed rows) */
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || end == s || !isfinite(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void abacus_dataset_free(abacus_dataset *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n_strings; i++)
+		ab_free(d->strings[i]);
+	ab_free(d->strings);
+	ab_free(d->rows);
+	ab_free(d);
+}
+
+int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, const char *name, abacus_error *err)
+{
+	*out = NULL;
+	ab_err_clear(err);
+	if (!name)
+		name = "<buffer>";
+	abacus_dataset *d = ab_calloc(1, sizeof *d);
+	ab_buf buf = { 0 };
+	int rc = 0, col_of[MAX_FIELDS], n_hdr = 0, eof = 0, r;
+	size_t cap = 0;
+	if (!d)
+		return ab_err(err, ABACUS_ENOMEM, name, "out of memory");
+	cursor c = { data, data + len, 1 };
+	if (len == 0) {
+		rc = ab_err(err, ABACUS_EPARSE, name, "%s is empty: expected a header line", name);
+		goto out;
+	}
+	/* Header. */
+	int have[N_COLS] = { 0 };
+	do {
+		r = next_field(&c, &buf, &eof);
+		if (r < 0)
+			goto bad_field;
+		if (n_hdr == MAX_FIELDS) {
+			rc = ab_err(err, ABACUS_ELIMIT, name, "%s: more than %d columns in the header", name, MAX_FIELDS);
+			goto out;
+		}
+		col_of[n_hdr] = -1;
+		for (int k = 0; k < N_COLS; k++)
+			if (!strcmp(buf.data, columns[k].name)) {
+				col_of[n_hdr] = k;
+				have[k] = 1;
+			}
+		n_hdr++;
+	} while (r == 0);
+	for (int k = 0; k < N_COLS; k++)
+		if (columns[k].required && !have[k]) {
+			rc = ab_err(err, ABACUS_EPARSE, name, "%s: the header has no '%s' column (is this an abacus profile CSV?)",
+			            name, columns[k].name);
+			goto out;
+		}
+	/* Rows. */
+	while (!eof && c.p < c.end) {
+		size_t line = c.line;
+		if (d->n_rows == cap) {
+			if (cap >= MAX_ROWS) {
+				rc = ab_err(err, ABACUS_ELIMIT, name, "%s: more than %d rows", name, MAX_ROWS);
+				goto out;
+			}
+			cap = cap ? cap * 2 : 256;
+			abacus_row *p = ab_realloc(d->rows, cap * sizeof *p);
+			if (!p)
+				goto oom;
+			d->rows = p;
+		}
+		abacus_row *row = &d->rows[d->n_rows];
+		memset(row, 0, sizeof *row);
+		row->line = line;
+		row->repeat = 0;
+		row->threads = 0;
+		row->calib_s = row->busy_other = NAN;
+		row->persistent_bytes = row->params = -1;
+		int f = 0;
+		do {
+			r = next_field(&c, &buf, &eof);
+			if (r < 0)
+				goto bad_field;
+			if (f >= n_hdr) {
+				rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu: more fields than the header's %d", name, line, n_hdr);
+				goto out;
+			}
+			int k = col_of[f++];
+			double v;
+			const char *s = buf.data;
+			switch (k) {
+			case COL_NETWORK: if (keep(d, s, &row->network)) goto oom; break;
+			case COL_GRAPH: if (keep(d, s, &row->graph)) goto oom; break;
+			case COL_INPUT: if (keep(d, s, &row->input_shape)) goto oom; break;
+			case COL_OPT: if (keep(d, s, &row->optimizer)) goto oom; break;
+			case COL_HW: if (keep(d, s, &row->hw)) goto oom; break;
+			case COL_STATUS: if (keep(d, s, &row->status)) goto oom; break;
+			case COL_ERROR: if (keep(d, s, &row->error)) goto oom; break;
+			case -1: break;
+			default:
+				if (parse_num(s, &v)) {
+					rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu, column '%s': '%s' is not a number", name, line,
+					            columns[k].name, s);
+					goto out;
+				}
+				switch (k) {
+				case COL_BATCH: row->batch = isnan(v) ? 0 : (int64_t)v; break;
+				case COL_THREADS: row->threads = isnan(v) ? 0 : (int64_t)v; break;
+				case COL_REPEAT: row->repeat = isnan(v) ? 0 : (int64_t)v; break;
+				case COL_TIME: row->time_s = v; break;
+				case COL_CALIB: row->calib_s = v; break;
+				case COL_MEM: row->memory_bytes = isnan(v) ? -1 : (int64_t)v; break;
+				case COL_PERSIST: row->persistent_bytes = isnan(v) ? -1 : (int64_t)v; break;
+				case COL_PARAMS: row->params = isnan(v) ? -1 : (int64_t)v; break;
+				case COL_BUSY: row->busy_other = v; break;
+				}
+			}
+		} while (r == 0);
+		if (f == 1 && buf.len == 0)
+			continue; /* a blank line */
+		if (f != n_hdr) {
+			rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu: %d fields, the header has %d (a truncated row?)", name,
+			            line, f, n_hdr);
+			goto out;
+		}
+		if (!row->status || !row->network || !row->graph) {
+			rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu: missing network, graph or status", name, line);
+			goto out;
+		}
+		if (!strcmp(row->status, "ok") && (row->batch <= 0 || !(row->time_s > 0) || row->memory_bytes <= 0)) {
+			rc = ab_err(err, ABACUS_EPARSE, name,
+			            "%s line %zu: an 'ok' row needs a positive batch, time_s and memory_bytes", name, line);
+			goto out;
+		}
+		d->n_rows++;
+	}
+	goto out;
+bad_field:
+	rc = r == -2 ? ab_err(err, ABACUS_ENOMEM, name, "out of memory")
+	             : ab_err(err, ABACUS_EPARSE, name, "%s line %zu: malformed quoted field (unterminated or stray quote)",
+	                      name, c.line);
+	goto out;
+oom:
+	rc = ab_err(err, ABACUS_ENOMEM, name, "out of memory");
+out:
+	ab_buf_free(&buf);
+	if (rc) {
+		abacus_dataset_free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+int abacus_dataset_load_file(abacus_dataset **out, const char *path, abacus_error *err)
+{
+	char *data;
+	size_t len;
+	*out = NULL;
+	int rc = ab_read_file(&data, &len, path, (size_t)1 << 32, err);
+	if (rc)
+		return rc;
+	rc = abacus_dataset_load(out, data, len, path, err);
+	ab_free(data);
+	return rc;
+}
+
+size_t abacus_dataset_n_rows(const abacus_dataset *d)
+{
+	return d->n_rows;
+}
+
+const abacus_row *abacus_dataset_row(const abacus_dataset *d, size_t i)
+{
+	return i < d->n_rows ? &d->rows[i] : NULL;
+}

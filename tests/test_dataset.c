@@ -1,0 +1,77 @@
+/*
+ * test_dataset.c — the measurement CSV reader: quoting, column lookup by name, failed rows, and clear
+ * errors (file, line, column) for broken input.
+ */
+#include <math.h>
+
+#include "tests.h"
+#include "util.h"
+
+static const char header[] =
+	"network,graph,input_shape,batch,optimizer,hw,threads,repeat,status,error,time_s,calib_s,memory_bytes,"
+	"persistent_bytes,params,extra\n";
+
+static int load(const char *body, abacus_dataset **d, abacus_error *err)
+{
+	char buf[4096];
+	snprintf(buf, sizeof buf, "%s%s", header, body);
+	return abacus_dataset_load(d, buf, strlen(buf), "t.csv", err);
+}
+
+void test_dataset_parse(void);
+void test_dataset_parse(void)
+{
+	abacus_dataset *d = NULL;
+	abacus_error err;
+	int rc = load("resnet18,data/graphs/resnet18-64.onnx,8x3x64x64,8,sgd,cpu1,1,0,ok,,0.25,0.01,123456789,1000,11689512,x\n"
+	              "vgg11,g.onnx,1x3x32x32,64,adam,cpu2,2,1,oom,\"RuntimeError: \"\"alloc\"\", 1,2\nline two\",,,,,,\n"
+	              "\n",
+	              &d, &err);
+	CHECK(rc == 0);
+	if (rc) {
+		fprintf(stderr, "  %s\n", err.msg);
+		return;
+	}
+	CHECK_EQ_I64(abacus_dataset_n_rows(d), 2);
+	const abacus_row *r = abacus_dataset_row(d, 0);
+	CHECK(!strcmp(r->network, "resnet18") && r->batch == 8 && r->memory_bytes == 123456789 && r->time_s == 0.25);
+	CHECK(r->params == 11689512 && r->threads == 1 && !strcmp(r->hw, "cpu1"));
+	r = abacus_dataset_row(d, 1);
+	CHECK(!strcmp(r->status, "oom") && r->repeat == 1 && isnan(r->time_s) && r->memory_bytes == -1);
+	CHECK(!strcmp(r->error, "RuntimeError: \"alloc\", 1,2\nline two"));
+	CHECK_EQ_I64(r->line, 3);
+	abacus_dataset_free(d);
+}
+
+void test_dataset_errors(void);
+void test_dataset_errors(void)
+{
+	abacus_dataset *d = NULL;
+	abacus_error err;
+	CHECK(load("a,b,1x1,1,sgd,cpu1,1,0,ok,,\"0.1,0,1,1,1,x\n", &d, &err) == ABACUS_EPARSE);
+	CHECK_STR_CONTAINS(err.msg, "quoted");
+	CHECK(load("a,b,1x1,1,sgd,cpu1,1,0,ok,,0.1,0.1,5\n", &d, &err) == ABACUS_EPARSE);
+	CHECK_STR_CONTAINS(err.msg, "line 2");
+	CHECK(load("a,b,1x1,1,sgd,cpu1,1,0,ok,,fast,0.1,5,1,1,x\n", &d, &err) == ABACUS_EPARSE);
+	CHECK_STR_CONTAINS(err.msg, "time_s");
+	CHECK(load("a,b,1x1,0,sgd,cpu1,1,0,ok,,0.1,0.1,5,1,1,x\n", &d, &err) == ABACUS_EPARSE);
+	CHECK(abacus_dataset_load(&d, "network,graph\nx,y\n", 14, "h.csv", &err) == ABACUS_EPARSE);
+	CHECK_STR_CONTAINS(err.msg, "no 'input_shape' column");
+	CHECK(abacus_dataset_load(&d, "", 0, "e.csv", &err) == ABACUS_EPARSE);
+	CHECK(abacus_dataset_load_file(&d, "/nonexistent/x.csv", &err) == ABACUS_EIO);
+	/* Allocation failure at every step of a load. */
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%sa,b,1x1,1,sgd,cpu1,1,0,ok,,0.1,0.1,5,1,1,x\n", header);
+	ab_alloc_fail_after(0);
+	CHECK(abacus_dataset_load(&d, buf, strlen(buf), "t", &err) == 0);
+	abacus_dataset_free(d);
+	long total = ab_alloc_fail_after(0);
+	for (long n = 1; n <= total; n++) {
+		ab_alloc_fail_after(n);
+		d = NULL;
+		int rc = abacus_dataset_load(&d, buf, strlen(buf), "t", &err);
+		ab_alloc_fail_after(0);
+		CHECK_EQ_I64(rc, ABACUS_ENOMEM);
+		CHECK(d == NULL);
+	}
+}
