@@ -45,6 +45,9 @@ void fmt_bytes(char *buf, size_t len, double v);
 
 int cmd_inspect(int argc, char **argv);
 int cmd_features(int argc, char **argv);
+int cmd_predict(int argc, char **argv);
+int cmd_train(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 
 #endif

@@ -24,7 +24,7 @@ static const char help[] =
 	"usage: abacus profile --out FILE.csv [--models all|a,b] [--batch 1,8] [--size 64,128|all]\n"
 	"                      [--seq 128,256|all] [--optimizer sgd,adam] [--hw cpu1,cpu2] [--repeat N]\n"
 	"                      [--graphs DIR] [--timeout S] [--max-iter-seconds S] [--mem-limit BYTES]\n"
-	"                      [--wait-quiet] [--fresh] [--dry-run] [--python PATH] [--log FILE]\n"
+	"                      [--any-size] [--wait-quiet] [--fresh] [--dry-run] [--python PATH] [--log FILE]\n"
 	"\n"
 	"Measures PyTorch training iterations under shared/PROTOCOL.md and appends one CSV row per\n"
 	"configuration (columns: docs/DATASET.md). Each configuration runs in a separate worker process\n"
@@ -39,6 +39,7 @@ static const char help[] =
 	"  --seq LIST|all       sequence lengths of token networks (--input is a synonym)\n"
 	"                       with neither --size nor --seq every valid size of every network is measured;\n"
 	"                       with only one of them, networks of the other kind are left out\n"
+	"  --any-size           also measure asked-for sizes that the zoo does not list as valid for a network\n"
 	"  --optimizer LIST     sgd and/or adam (default sgd)\n"
 	"  --hw LIST            cpu1 and/or cpu2: cpuN runs the worker with N threads (default cpu1)\n"
 	"  --repeat N           measure every configuration N times, each in its own worker (repeat 0..N-1)\n"
@@ -101,7 +102,7 @@ typedef struct opts {
 	size_t n_hw;
 	int64_t repeat, timeout_s, mem_limit;
 	double max_iter_s;
-	int wait_quiet, fresh, dry_run;
+	int wait_quiet, fresh, dry_run, any_size;
 } opts;
 
 /* ---- option parsing -------------------------------------------------------------------------------- */
@@ -197,6 +198,10 @@ static int parse_opts(opts *o, int argc, char **argv)
 		}
 		if (!strcmp(a, "--dry-run")) {
 			o->dry_run = 1;
+			continue;
+		}
+		if (!strcmp(a, "--any-size")) {
+			o->any_size = 1;
 			continue;
 		}
 		for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
@@ -399,21 +404,48 @@ static int in_list(const int64_t *v, size_t n, int64_t x)
 	return 0;
 }
 
+/* The sizes of network `z` to measure: all its valid ones, or those asked for that are valid (any of them
+ * with --any-size). Counts the ones left out in *dropped (and remembers the first). */
+static int sizes_of(int64_t *out, const opts *o, const zoo_net *z, size_t *dropped, const zoo_net **ex_net,
+                    int64_t *ex_size)
+{
+	int all = z->tokens ? o->seq_all : o->size_all;
+	const int64_t *req = z->tokens ? o->seq : o->size;
+	size_t n_req = z->tokens ? o->n_seq : o->n_size;
+	int n = 0;
+	if (all) {
+		memcpy(out, z->sizes, (size_t)z->n_sizes * sizeof *out);
+		return z->n_sizes;
+	}
+	for (size_t i = 0; i < n_req; i++) {
+		if (o->any_size || in_list(z->sizes, (size_t)z->n_sizes, req[i])) {
+			out[n++] = req[i];
+		} else {
+			if (!*dropped) {
+				*ex_net = z;
+				*ex_size = req[i];
+			}
+			++*dropped;
+		}
+	}
+	return n;
+}
+
 /* Expands the grid for the selected networks (in the order given). */
 static int expand(config **out, size_t *n_out, const opts *o, const zoo_net **nets, size_t n_nets)
 {
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, dropped = 0;
 	config *c = NULL;
+	const zoo_net *ex_net = NULL;
+	int64_t ex_size = 0;
 	for (size_t ni = 0; ni < n_nets; ni++) {
 		const zoo_net *z = nets[ni];
+		int64_t sizes[MAX_SIZES + MAX_LIST];
+		int n_sizes = sizes_of(sizes, o, z, &dropped, &ex_net, &ex_size);
 		for (size_t h = 0; h < o->n_hw; h++)
 			for (int64_t r = 0; r < o->repeat; r++)
-				for (int si = 0; si < z->n_sizes; si++) {
-					int64_t s = z->sizes[si];
-					int want = z->tokens ? (o->seq_all || in_list(o->seq, o->n_seq, s))
-					                     : (o->size_all || in_list(o->size, o->n_size, s));
-					if (!want)
-						continue;
+				for (int si = 0; si < n_sizes; si++) {
+					int64_t s = sizes[si];
 					for (size_t b = 0; b < o->n_batch; b++)
 						for (size_t k = 0; k < o->n_opt; k++) {
 							if (n == cap) {
@@ -445,6 +477,15 @@ static int expand(config **out, size_t *n_out, const opts *o, const zoo_net **ne
 							}
 						}
 				}
+	}
+	if (dropped) {
+		char valid[512] = "";
+		size_t k = 0;
+		for (int i = 0; i < ex_net->n_sizes && k < sizeof valid - 24; i++)
+			k += (size_t)snprintf(valid + k, sizeof valid - k, "%s%lld", i ? "," : "", (long long)ex_net->sizes[i]);
+		fprintf(stderr, "abacus profile: note: %zu (network, size) pair(s) left out because the zoo does not list the "
+		        "size as valid (e.g. %s at %lld; its sizes: %s); --any-size tries them anyway\n", dropped, ex_net->name,
+		        (long long)ex_size, valid);
 	}
 	*out = c;
 	*n_out = n;
@@ -543,7 +584,10 @@ typedef struct run_ctx {
 	char cpu[256];
 	char cores[16];
 	char torch_version[64], torchvision_version[64];
+	size_t by_status[5]; /* rows written in this run: ok, oom, error, timeout, skipped */
 } run_ctx;
+
+static const char *const statuses[5] = { "ok", "oom", "error", "timeout", "skipped" };
 
 /* The graph column: the file relative to the repository when it is inside it, else absolute; empty when the
  * file does not exist (its export failed or has not happened). */
@@ -627,6 +671,9 @@ static int write_row(run_ctx *x, const config *c, const jobj *res, const char *s
 		fprintf(stderr, "abacus: %s (%s)\n", err, x->o->out);
 		return -1;
 	}
+	for (int i = 0; i < 5; i++)
+		if (f[COL_STATUS] && !strcmp(f[COL_STATUS], statuses[i]))
+			x->by_status[i]++;
 	return 0;
 }
 
@@ -646,12 +693,14 @@ static void fmt_duration(char *buf, size_t len, double s)
 
 static void progress(size_t done, size_t total, double elapsed, const config *c)
 {
-	char eta[32] = "?";
-	double rate = elapsed > 0 ? (double)done / elapsed : 0;
-	if (done > 0 && rate > 0)
+	fprintf(stderr, "\r\033[K[%zu/%zu] %s %s %s %s r%lld", done + 1, total, c->net->name, c->shape, c->optimizer, c->hw,
+	        (long long)c->repeat);
+	if (done > 0 && elapsed > 0) {
+		char eta[32];
+		double rate = (double)done / elapsed;
 		fmt_duration(eta, sizeof eta, (double)(total - done) / rate);
-	fprintf(stderr, "\r\033[K[%zu/%zu] %s %s %s %s r%lld | %.2f/min | ETA %s", done + 1, total, c->net->name, c->shape,
-	        c->optimizer, c->hw, (long long)c->repeat, rate * 60, eta);
+		fprintf(stderr, " | %.2f configurations/min | ETA %s", rate * 60, eta);
+	}
 }
 
 /* Starts a worker with `threads` threads and waits for its ready line. 0 ok, -1 fatal (message printed),
@@ -847,9 +896,15 @@ static int run(run_ctx *x, const worker_spec *base, config *todo, size_t n, work
 		        "same command to continue\n", g_stop == SIGTERM ? "SIGTERM" : "SIGINT", done, n, o->out);
 		return CLI_FAIL;
 	}
-	if (tty)
-		fprintf(stderr, "abacus profile: %zu configurations measured in %.0f s; %zu rows in %s\n", done,
-		        now_monotonic() - t0, x->csv.rows, o->out);
+	if (tty) {
+		fprintf(stderr, "abacus profile: %zu configurations in %.0f s (", done, now_monotonic() - t0);
+		for (int i = 0, first = 1; i < 5; i++)
+			if (x->by_status[i]) {
+				fprintf(stderr, "%s%zu %s", first ? "" : ", ", x->by_status[i], statuses[i]);
+				first = 0;
+			}
+		fprintf(stderr, "); %zu rows in %s\n", x->csv.rows, o->out);
+	}
 	return CLI_OK;
 }
 

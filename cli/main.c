@@ -13,6 +13,9 @@ typedef struct command {
 
 static const command commands[] = {
 	{ "inspect", cmd_inspect, "per-layer shapes, FLOPs, parameters and the training-step memory of a graph" },
+	{ "predict", cmd_predict, "time per training iteration and peak memory, with 90 % intervals" },
+	{ "train", cmd_train, "fit the predictor on measured rows and write a bundle" },
+	{ "eval", cmd_eval, "error of the predictor and baselines against measured rows (random, lomo, cross-hw)" },
 	{ "features", cmd_features, "the predictor's named feature vector (structural matrix and aggregates)" },
 	{ "profile", cmd_profile, "measure training time and memory with PyTorch on this machine (ground truth)" },
 };

@@ -222,6 +222,81 @@ size_t abacus_dataset_n_rows(const abacus_dataset *d);
 const abacus_row *abacus_dataset_row(const abacus_dataset *d, size_t i);
 void abacus_dataset_free(abacus_dataset *d);
 
+/* ---- Predictor: learned time and memory, trained on measured rows -------------------------------- */
+
+typedef struct abacus_predictor abacus_predictor;
+
+typedef struct abacus_train_opts {
+	uint64_t seed;            /* row shuffling, folds and XGBoost's sampling */
+	int rounds;               /* boosting rounds per target */
+	int max_depth;
+	double eta;
+	const char *graph_root;   /* directory the rows' graph paths are relative to (the repository) */
+} abacus_train_opts;
+
+#define ABACUS_TRAIN_OPTS_INIT { 1, 400, 6, 0.05, "." }
+
+/* Trains on every `ok` row of the datasets (XGBoost, one booster per target). Deterministic for a seed. */
+int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_sets, const abacus_train_opts *o,
+                 abacus_error *err);
+/* Serialises to a versioned text bundle; *out is freed with abacus_buffer_free. */
+int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, abacus_error *err);
+int abacus_predictor_save_file(const abacus_predictor *p, const char *path, abacus_error *err);
+int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, abacus_error *err);
+int abacus_predictor_load_file(abacus_predictor **out, const char *path, abacus_error *err);
+void abacus_predictor_free(abacus_predictor *p);
+void abacus_buffer_free(void *p);
+/* Hardware ids the predictor was trained on ("cpu1", "cpu2", ...). */
+size_t abacus_predictor_n_hw(const abacus_predictor *p);
+const char *abacus_predictor_hw(const abacus_predictor *p, size_t i);
+
+typedef struct abacus_prediction {
+	double time_s, time_lo_s, time_hi_s;                       /* one training iteration, 90 % interval */
+	int64_t memory_bytes, memory_lo_bytes, memory_hi_bytes;    /* peak memory, 90 % interval */
+	const char *hw;                                            /* owned by the predictor */
+	double calib_s;                                            /* machine speed index used */
+} abacus_prediction;
+
+/* Predicts the configuration analysed in `a` on hardware `hw` (NULL: the first known). `calib_s` is the
+ * machine's current speed index (`abacus calibrate`), or 0 for the training data's median on `hw`. */
+int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a, const char *hw,
+                   double calib_s, abacus_error *err);
+
+/* ---- Evaluation against measured rows (shared/DESIGN.md protocols) -------------------------------- */
+
+typedef enum { ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW } abacus_eval_protocol;
+
+typedef enum {
+	ABACUS_EVAL_TIME,                /* predictor, with the row's measured speed index (calib_s) */
+	ABACUS_EVAL_TIME_RAW,            /* predictor, with the hardware's median speed index */
+	ABACUS_EVAL_MEMORY,              /* predictor */
+	ABACUS_EVAL_ANALYTIC_TIME,       /* baseline: calib × FLOPs / K, no learning */
+	ABACUS_EVAL_ANALYTIC_MEMORY,     /* baseline: the simulated peak, no learning */
+	ABACUS_EVAL_FLOPS_TIME,          /* baseline: FLOPs / rate, rate fitted per hardware */
+	ABACUS_EVAL_NOISE_TIME,          /* repeated measurements of one configuration */
+	ABACUS_EVAL_NOISE_TIME_ADJUSTED, /* the same on time_s / calib_s */
+	ABACUS_EVAL_NOISE_MEMORY
+} abacus_eval_metric;
+
+typedef struct abacus_eval_stats {
+	double mre, median, p90;  /* of |predicted − measured| / measured */
+	size_t n;
+} abacus_eval_stats;
+
+typedef struct abacus_eval_net {
+	const char *network;
+	double time_mre, memory_mre;
+	size_t n;
+} abacus_eval_net;
+
+typedef struct abacus_eval abacus_eval;
+
+int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
+                    const abacus_train_opts *o, abacus_error *err);
+const abacus_eval_stats *abacus_eval_get(const abacus_eval *ev, abacus_eval_metric m);
+const abacus_eval_net *abacus_eval_networks(const abacus_eval *ev, size_t *n);
+void abacus_eval_free(abacus_eval *ev);
+
 /* Whether `op_type` (default domain) is in the op table, and its category. */
 int abacus_op_known(const char *op_type, abacus_category *category);
 

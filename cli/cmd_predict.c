@@ -1,0 +1,144 @@
+/*
+ * cmd_predict.c — `abacus predict GRAPH`: time per training iteration and peak memory, each with a 90 %
+ * interval, from the bundled predictor (or --model FILE).
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char help[] =
+	"usage: abacus predict GRAPH [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam] [--hw ID]\n"
+	"                      [--model FILE] [--calib SECONDS] [--format table|json]\n"
+	"\n"
+	"Predicts the time of one training iteration and its peak memory, each with a 90 % interval from\n"
+	"cross-validated residuals. Without --model it uses the bundled predictor (data/predictor.abacus,\n"
+	"trained on the committed dataset; $ABACUS_MODEL overrides it).\n"
+	"  --hw ID          hardware id the predictor was trained on (cpu1 = 1 thread, cpu2 = 2 threads)\n"
+	"  --calib SECONDS  this machine's speed index now (PROTOCOL.md reference workload); default: the\n"
+	"                   training data's median for --hw\n";
+
+/* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus beside the build tree, else the
+ * installed copy. */
+int cli_default_model(char *buf, size_t len);
+int cli_default_model(char *buf, size_t len)
+{
+	const char *env = getenv("ABACUS_MODEL");
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		char *slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(buf, len, "%s/../../data/predictor.abacus", exe);
+			if (access(buf, R_OK) == 0)
+				return 0;
+			snprintf(buf, len, "%s/../share/abacus/predictor.abacus", exe);
+			if (access(buf, R_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(buf, len, "data/predictor.abacus");
+	return 0;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+	cli_graph_opts o;
+	cli_format fmt = FMT_TABLE;
+	const char *model = NULL, *hw = NULL;
+	double calib = 0;
+	cli_graph_opts_init(&o);
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int r;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(help, stdout);
+			return CLI_OK;
+		}
+		if ((r = cli_graph_opt(&o, "predict", argc, argv, &i)) != 0) {
+			if (r < 0)
+				return CLI_USAGE;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
+			if (r < 0 || cli_parse_format(&fmt, v, 0))
+				return cli_usage("predict", "--format must be table or json");
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--model", &v))) {
+			if (r < 0)
+				return cli_usage("predict", "--model needs a file");
+			model = v;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--hw", &v))) {
+			if (r < 0)
+				return cli_usage("predict", "--hw needs an id such as cpu1");
+			hw = v;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--calib", &v))) {
+			char *end;
+			calib = r < 0 ? 0 : strtod(v, &end);
+			if (r < 0 || *end || !(calib > 0 && calib < 1e6))
+				return cli_usage("predict", "--calib needs a positive number of seconds");
+			continue;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage("predict", "unknown option '%s'", argv[i]);
+		if (o.file)
+			return cli_usage("predict", "only one GRAPH is accepted");
+		o.file = argv[i];
+	}
+	if (!o.file)
+		return cli_usage("predict", "missing GRAPH");
+	char path[PATH_MAX + 64];
+	if (!model) {
+		cli_default_model(path, sizeof path);
+		model = path;
+	}
+	abacus_error err;
+	abacus_predictor *p = NULL;
+	abacus_graph *g = NULL;
+	abacus_analysis *a = NULL;
+	abacus_prediction pr;
+	int rc = CLI_FAIL;
+	if (abacus_predictor_load_file(&p, model, &err) || abacus_graph_load_file(&g, o.file, &err) ||
+	    abacus_analyze(&a, g, &o.cfg, &err) || abacus_predict(&pr, p, a, hw, calib, &err)) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	if (fmt == FMT_JSON) {
+		printf("{\"graph\": ");
+		json_str(stdout, o.file);
+		printf(", \"batch\": %lld, \"optimizer\": \"%s\", \"hw\": ", (long long)o.cfg.batch,
+		       abacus_optimizer_name(o.cfg.optimizer));
+		json_str(stdout, pr.hw);
+		printf(", \"time_s\": %.6g, \"time_lo_s\": %.6g, \"time_hi_s\": %.6g, \"memory_bytes\": %lld, "
+		       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"calib_s\": %.6g}\n",
+		       pr.time_s, pr.time_lo_s, pr.time_hi_s, (long long)pr.memory_bytes, (long long)pr.memory_lo_bytes,
+		       (long long)pr.memory_hi_bytes, pr.calib_s);
+	} else {
+		char m1[32], m2[32], m3[32];
+		fmt_bytes(m1, sizeof m1, (double)pr.memory_bytes);
+		fmt_bytes(m2, sizeof m2, (double)pr.memory_lo_bytes);
+		fmt_bytes(m3, sizeof m3, (double)pr.memory_hi_bytes);
+		printf("%s, batch %lld, %s, %s\n", o.file, (long long)o.cfg.batch, abacus_optimizer_name(o.cfg.optimizer), pr.hw);
+		printf("  time per iteration  %.4g s   (90 %% interval %.4g – %.4g s)\n", pr.time_s, pr.time_lo_s, pr.time_hi_s);
+		printf("  peak memory         %s   (90 %% interval %s – %s)\n", m1, m2, m3);
+	}
+	rc = CLI_OK;
+out:
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	abacus_predictor_free(p);
+	return rc;
+}

@@ -1,0 +1,144 @@
+/*
+ * cmd_train.c — `abacus train DATA.csv... --out FILE`: fits the predictor on measured rows and writes a
+ * versioned bundle. Deterministic for a given --seed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char help[] =
+	"usage: abacus train DATA.csv... --out FILE [--seed N] [--rounds N] [--depth N] [--eta X] [--root DIR]\n"
+	"\n"
+	"Trains the time and memory predictors (XGBoost, one booster per target, hardware as a feature) on the\n"
+	"'ok' rows of the given datasets and writes a bundle: boosters, feature schema, hardware ids,\n"
+	"training-data digest and residual quantiles for 90 % intervals. Graph paths in the CSV are read\n"
+	"relative to --root (default: the current directory).\n"
+	"  --seed N     shuffling and sampling seed (default 1): the same data and seed give the same bundle\n"
+	"  --rounds N   boosting rounds (default 400)    --depth N  tree depth (default 6)\n"
+	"  --eta X      learning rate (default 0.05)\n";
+
+int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files);
+int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files)
+{
+	abacus_error err;
+	abacus_dataset **sets = calloc(n_files ? n_files : 1, sizeof *sets);
+	if (!sets)
+		return CLI_FAIL;
+	for (size_t i = 0; i < n_files; i++) {
+		if (abacus_dataset_load_file(&sets[i], files[i], &err)) {
+			for (size_t k = 0; k < i; k++)
+				abacus_dataset_free(sets[k]);
+			free(sets);
+			return cli_fail(&err);
+		}
+	}
+	*out = sets;
+	*n = n_files;
+	return CLI_OK;
+}
+
+int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i);
+int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r;
+	int64_t x;
+	if ((r = cli_opt(argc, argv, i, "--seed", &v))) {
+		if (r < 0 || cli_parse_i64(&x, v, 0, INT64_MAX))
+			return -cli_usage(cmd, "--seed needs a non-negative integer");
+		o->seed = (uint64_t)x;
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--rounds", &v))) {
+		if (r < 0 || cli_parse_i64(&x, v, 1, 100000))
+			return -cli_usage(cmd, "--rounds needs an integer from 1 to 100000");
+		o->rounds = (int)x;
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--depth", &v))) {
+		if (r < 0 || cli_parse_i64(&x, v, 1, 20))
+			return -cli_usage(cmd, "--depth needs an integer from 1 to 20");
+		o->max_depth = (int)x;
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--eta", &v))) {
+		char *end;
+		double e = r < 0 ? 0 : strtod(v, &end);
+		if (r < 0 || *end || !(e > 0 && e <= 1))
+			return -cli_usage(cmd, "--eta needs a number in (0, 1]");
+		o->eta = e;
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--root", &v))) {
+		if (r < 0)
+			return -cli_usage(cmd, "--root needs a directory");
+		o->graph_root = v;
+		return 1;
+	}
+	return 0;
+}
+
+int cmd_train(int argc, char **argv)
+{
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	const char *out = NULL;
+	char **files = calloc((size_t)argc, sizeof *files);
+	size_t n_files = 0;
+	int rc = CLI_USAGE;
+	if (!files)
+		return CLI_FAIL;
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int r;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(help, stdout);
+			free(files);
+			return CLI_OK;
+		}
+		if ((r = cli_train_opt(&o, "train", argc, argv, &i)) != 0) {
+			if (r < 0)
+				goto out;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--out", &v))) {
+			if (r < 0) {
+				cli_usage("train", "--out needs a file name");
+				goto out;
+			}
+			out = v;
+			continue;
+		}
+		if (argv[i][0] == '-' && argv[i][1]) {
+			cli_usage("train", "unknown option '%s'", argv[i]);
+			goto out;
+		}
+		files[n_files++] = argv[i];
+	}
+	if (!n_files || !out) {
+		cli_usage("train", "needs at least one DATA.csv and --out FILE");
+		goto out;
+	}
+	abacus_dataset **sets;
+	size_t n;
+	if ((rc = cli_load_datasets(&sets, &n, files, n_files)))
+		goto out;
+	abacus_error err;
+	abacus_predictor *p = NULL;
+	if (abacus_train(&p, sets, n, &o, &err) || abacus_predictor_save_file(p, out, &err)) {
+		rc = cli_fail(&err);
+	} else {
+		fprintf(stderr, "abacus: wrote %s (hardware:", out);
+		for (size_t h = 0; h < abacus_predictor_n_hw(p); h++)
+			fprintf(stderr, " %s", abacus_predictor_hw(p, h));
+		fprintf(stderr, ")\n");
+		rc = CLI_OK;
+	}
+	abacus_predictor_free(p);
+	for (size_t k = 0; k < n; k++)
+		abacus_dataset_free(sets[k]);
+	free(sets);
+out:
+	free(files);
+	return rc;
+}

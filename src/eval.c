@@ -1,0 +1,274 @@
+/*
+ * eval.c — accuracy on measured rows, under the protocols of shared/DESIGN.md:
+ *
+ *   random    5-fold cross-validation over configurations (seeded);
+ *   lomo      leave-one-model-out: each network predicted by a model that never saw it;
+ *   cross-hw  train on one hardware id, test on each other one.
+ *
+ * Beside the learned predictor, the same folds score two baselines: the analytic estimate alone
+ * (simulated peak memory; time = calib × FLOPs / K with K fitted on the training folds) and a
+ * FLOPs-proportional time model (time = FLOPs / rate, rate fitted per hardware on the training folds,
+ * no speed index). Time is scored twice: "raw" predicts with the hardware's median speed index, as a
+ * user without `abacus calibrate` would; "adjusted" uses the speed index measured with the row, which
+ * removes the host's drift from the judgement. The noise floor is the error between repeated
+ * measurements of one configuration: a predictor cannot be judged below it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+void ab_shuffle(size_t *idx, size_t n, uint64_t seed);
+void ab_train_params_from(ab_train_params *p, const abacus_train_opts *o);
+
+enum { E_TIME, E_TIME_RAW, E_MEM, E_BASE_TIME, E_BASE_MEM, E_FLOPS_TIME, E_N };
+
+struct abacus_eval {
+	abacus_eval_stats stats[E_N];
+	abacus_eval_stats noise_time, noise_time_adj, noise_mem;
+	abacus_eval_net *nets;
+	size_t n_nets;
+	char **net_names;
+	int protocol;
+};
+
+static void stats_of(abacus_eval_stats *s, double *err, size_t n)
+{
+	memset(s, 0, sizeof *s);
+	s->n = n;
+	if (!n) {
+		s->mre = s->median = s->p90 = NAN;
+		return;
+	}
+	double sum = 0;
+	for (size_t i = 0; i < n; i++)
+		sum += err[i];
+	s->mre = sum / (double)n;
+	s->p90 = ab_quantile(err, n, 0.9);
+	s->median = ab_quantile(err, n, 0.5);
+}
+
+/* Scores rows test[0..nt) with a model fitted on train[0..ntr), appending relative errors. */
+static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, const size_t *test, size_t nt,
+                      const ab_train_params *prm, double *errs[E_N], size_t *ne, double *net_t, double *net_m,
+                      size_t *net_n, abacus_error *err)
+{
+	ab_model m;
+	int rc = ab_model_fit(&m, ex, train, ntr, prm, 0, err);
+	if (rc)
+		return rc;
+	/* FLOPs-proportional baseline: rate per hardware (median FLOPs / time) on the training rows. */
+	double rate[AB_MAX_HW];
+	double *v = ab_malloc((ntr ? ntr : 1) * sizeof *v);
+	if (!v) {
+		ab_model_free(&m);
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	}
+	double all_rate;
+	for (size_t i = 0; i < ntr; i++)
+		v[i] = ex->flops[train[i]] / ex->time[train[i]];
+	all_rate = ab_quantile(v, ntr, 0.5);
+	for (int h = 0; h < ex->n_hw; h++) {
+		size_t k = 0;
+		for (size_t i = 0; i < ntr; i++)
+			if (ex->hw[train[i]] == h)
+				v[k++] = ex->flops[train[i]] / ex->time[train[i]];
+		rate[h] = k ? ab_quantile(v, k, 0.5) : all_rate;
+	}
+	ab_free(v);
+	for (size_t i = 0; i < nt; i++) {
+		size_t r = test[i];
+		double t_adj, t_raw, mem;
+		double calib_row = ex->calib[r] > 0 ? ex->calib[r] : -1;
+		ab_model_predict_row(&m, ex, r, calib_row, &t_adj, &mem);
+		ab_model_predict_row(&m, ex, r, -1, &t_raw, &mem);
+		double c = calib_row > 0 ? calib_row : m.calib[ex->hw[r]];
+		double base_t = c * ex->flops[r] / m.K;
+		double T = ex->time[r], M = ex->mem[r];
+		size_t k = *ne;
+		errs[E_TIME][k] = fabs(t_adj - T) / T;
+		errs[E_TIME_RAW][k] = fabs(t_raw - T) / T;
+		errs[E_MEM][k] = fabs(mem - M) / M;
+		errs[E_BASE_TIME][k] = fabs(base_t - T) / T;
+		errs[E_BASE_MEM][k] = fabs(ex->peak[r] - M) / M;
+		errs[E_FLOPS_TIME][k] = fabs(ex->flops[r] / rate[ex->hw[r]] - T) / T;
+		net_t[ex->net[r]] += errs[E_TIME][k];
+		net_m[ex->net[r]] += errs[E_MEM][k];
+		net_n[ex->net[r]]++;
+		(*ne)++;
+	}
+	ab_model_free(&m);
+	return 0;
+}
+
+/* Pairs of rows that measure the same configuration (network, input, batch, optimizer, hw). */
+static void noise_floor(abacus_eval *ev, const ab_examples *ex, double *buf_t, double *buf_ta, double *buf_m)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < ex->n; i++)
+		for (size_t j = i + 1; j < ex->n; j++) {
+			const abacus_row *a = ex->rows[i], *b = ex->rows[j];
+			if (a->batch != b->batch || strcmp(a->network, b->network) || strcmp(a->input_shape, b->input_shape) ||
+			    strcmp(a->optimizer, b->optimizer) || strcmp(a->hw, b->hw))
+				continue;
+			double ta = a->time_s, tb = b->time_s;
+			/* A predictor that knew one measurement exactly would be off by this on the other. */
+			buf_t[n] = 0.5 * (fabs(ta - tb) / ta + fabs(ta - tb) / tb);
+			double ra = a->calib_s > 0 ? ta / a->calib_s : ta, rb = b->calib_s > 0 ? tb / b->calib_s : tb;
+			buf_ta[n] = 0.5 * (fabs(ra - rb) / ra + fabs(ra - rb) / rb);
+			double ma = (double)a->memory_bytes, mb = (double)b->memory_bytes;
+			buf_m[n] = 0.5 * (fabs(ma - mb) / ma + fabs(ma - mb) / mb);
+			n++;
+			if (n >= ex->n)
+				goto done;
+		}
+done:
+	stats_of(&ev->noise_time, buf_t, n);
+	stats_of(&ev->noise_time_adj, buf_ta, n);
+	stats_of(&ev->noise_mem, buf_m, n);
+}
+
+void abacus_eval_free(abacus_eval *ev)
+{
+	if (!ev)
+		return;
+	for (size_t i = 0; i < ev->n_nets; i++)
+		ab_free(ev->net_names[i]);
+	ab_free(ev->net_names);
+	ab_free(ev->nets);
+	ab_free(ev);
+}
+
+int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
+                    const abacus_train_opts *o, abacus_error *err)
+{
+	*out = NULL;
+	ab_err_clear(err);
+	ab_examples ex;
+	int rc = ab_examples_build(&ex, sets, n_sets, o->graph_root ? o->graph_root : ".", err);
+	if (rc)
+		return rc;
+	abacus_eval *ev = ab_calloc(1, sizeof *ev);
+	size_t n = ex.n ? ex.n : 1;
+	double *errs[E_N] = { 0 };
+	for (int k = 0; k < E_N; k++)
+		errs[k] = ab_malloc(n * sizeof(double));
+	size_t *idx = ab_malloc(n * sizeof *idx), *tr = ab_malloc(n * sizeof *tr), *te = ab_malloc(n * sizeof *te);
+	double *net_t = ab_calloc((size_t)ex.n_nets + 1, sizeof(double)), *net_m = ab_calloc((size_t)ex.n_nets + 1, sizeof(double));
+	size_t *net_n = ab_calloc((size_t)ex.n_nets + 1, sizeof(size_t));
+	if (!ev || !idx || !tr || !te || !net_t || !net_m || !net_n || !errs[E_N - 1] || !errs[0] || !errs[1] ||
+	    !errs[2] || !errs[3] || !errs[4]) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
+	ev->protocol = (int)protocol;
+	ab_train_params prm;
+	ab_train_params_from(&prm, o);
+	for (size_t i = 0; i < ex.n; i++)
+		idx[i] = i;
+	ab_shuffle(idx, ex.n, o->seed);
+	size_t ne = 0;
+	if (protocol == ABACUS_EVAL_RANDOM) {
+		enum { FOLDS = 5 };
+		for (int f = 0; f < FOLDS && !rc; f++) {
+			size_t ntr = 0, nt = 0;
+			for (size_t i = 0; i < ex.n; i++) {
+				if ((int)(i % FOLDS) == f)
+					te[nt++] = idx[i];
+				else
+					tr[ntr++] = idx[i];
+			}
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, err);
+		}
+	} else if (protocol == ABACUS_EVAL_LOMO) {
+		if (ex.n_nets < 2) {
+			rc = ab_err(err, ABACUS_EINVAL, "", "leave-one-model-out needs rows from at least 2 networks");
+			goto out;
+		}
+		for (int net = 0; net < ex.n_nets && !rc; net++) {
+			size_t ntr = 0, nt = 0;
+			for (size_t i = 0; i < ex.n; i++) {
+				if (ex.net[idx[i]] == net)
+					te[nt++] = idx[i];
+				else
+					tr[ntr++] = idx[i];
+			}
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, err);
+		}
+	} else {
+		if (ex.n_hw < 2) {
+			rc = ab_err(err, ABACUS_EINVAL, "", "cross-hw needs rows from at least 2 hardware ids (have %d)", ex.n_hw);
+			goto out;
+		}
+		for (int h = 0; h < ex.n_hw && !rc; h++) {
+			size_t ntr = 0, nt = 0;
+			for (size_t i = 0; i < ex.n; i++) {
+				if (ex.hw[idx[i]] == h)
+					tr[ntr++] = idx[i];
+				else
+					te[nt++] = idx[i];
+			}
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, err);
+		}
+	}
+	if (rc)
+		goto out;
+	for (int k = 0; k < E_N; k++)
+		stats_of(&ev->stats[k], errs[k], ne);
+	noise_floor(ev, &ex, errs[0], errs[1], errs[2]);
+	ev->nets = ab_calloc((size_t)ex.n_nets + 1, sizeof *ev->nets);
+	ev->net_names = ab_calloc((size_t)ex.n_nets + 1, sizeof *ev->net_names);
+	if (!ev->nets || !ev->net_names) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < ex.n_nets; i++) {
+		ev->net_names[i] = ex.nets[i];
+		ex.nets[i] = NULL;
+		ev->nets[i].network = ev->net_names[i];
+		ev->nets[i].n = net_n[i];
+		ev->nets[i].time_mre = net_n[i] ? net_t[i] / (double)net_n[i] : NAN;
+		ev->nets[i].memory_mre = net_n[i] ? net_m[i] / (double)net_n[i] : NAN;
+	}
+	ev->n_nets = (size_t)ex.n_nets;
+out:
+	for (int k = 0; k < E_N; k++)
+		ab_free(errs[k]);
+	ab_free(idx);
+	ab_free(tr);
+	ab_free(te);
+	ab_free(net_t);
+	ab_free(net_m);
+	ab_free(net_n);
+	ab_examples_free(&ex);
+	if (rc) {
+		abacus_eval_free(ev);
+		return rc;
+	}
+	*out = ev;
+	return 0;
+}
+
+const abacus_eval_stats *abacus_eval_get(const abacus_eval *ev, abacus_eval_metric m)
+{
+	switch (m) {
+	case ABACUS_EVAL_TIME: return &ev->stats[E_TIME];
+	case ABACUS_EVAL_TIME_RAW: return &ev->stats[E_TIME_RAW];
+	case ABACUS_EVAL_MEMORY: return &ev->stats[E_MEM];
+	case ABACUS_EVAL_ANALYTIC_TIME: return &ev->stats[E_BASE_TIME];
+	case ABACUS_EVAL_ANALYTIC_MEMORY: return &ev->stats[E_BASE_MEM];
+	case ABACUS_EVAL_FLOPS_TIME: return &ev->stats[E_FLOPS_TIME];
+	case ABACUS_EVAL_NOISE_TIME: return &ev->noise_time;
+	case ABACUS_EVAL_NOISE_TIME_ADJUSTED: return &ev->noise_time_adj;
+	case ABACUS_EVAL_NOISE_MEMORY: return &ev->noise_mem;
+	}
+	return NULL;
+}
+
+const abacus_eval_net *abacus_eval_networks(const abacus_eval *ev, size_t *n)
+{
+	*n = ev->n_nets;
+	return ev->nets;
+}

@@ -1,0 +1,302 @@
+/*
+ * model.c — from measured rows to a fitted model: example building (graphs loaded once per file and
+ * analysed per configuration), the analytic bases, the two boosted-tree corrections, and interval
+ * quantiles from cross-validated residuals.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "names.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double ab_quantile(double *v, size_t n, double q)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof *v, cmp_double);
+	double pos = q * (double)(n - 1);
+	size_t lo = (size_t)pos;
+	double frac = pos - (double)lo;
+	return lo + 1 < n ? v[lo] * (1 - frac) + v[lo + 1] * frac : v[lo];
+}
+
+int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err)
+{
+	int rc = abacus_features(x, (size_t)d - 1, a, err);
+	x[d - 1] = threads;
+	return rc;
+}
+
+void ab_examples_free(ab_examples *ex)
+{
+	ab_free(ex->X);
+	ab_free(ex->time);
+	ab_free(ex->mem);
+	ab_free(ex->calib);
+	ab_free(ex->flops);
+	ab_free(ex->peak);
+	ab_free(ex->bytes);
+	ab_free(ex->hw);
+	ab_free(ex->net);
+	ab_free(ex->rows);
+	for (int i = 0; i < ex->n_hw; i++)
+		ab_free(ex->hw_ids[i]);
+	for (int i = 0; i < ex->n_nets; i++)
+		ab_free(ex->nets[i]);
+	ab_free(ex->nets);
+	memset(ex, 0, sizeof *ex);
+}
+
+static int index_of(char **list, int *n, int max, const char *s, int *out)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(list[i], s)) {
+			*out = i;
+			return 0;
+		}
+	if (*n >= max)
+		return -2;
+	list[*n] = ab_strdup(s);
+	if (!list[*n])
+		return -1;
+	*out = (*n)++;
+	return 0;
+}
+
+int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_sets, const char *root, abacus_error *err)
+{
+	memset(ex, 0, sizeof *ex);
+	int rc = 0;
+	size_t total = 0;
+	for (size_t s = 0; s < n_sets; s++)
+		for (size_t i = 0; i < abacus_dataset_n_rows(sets[s]); i++)
+			total += !strcmp(abacus_dataset_row(sets[s], i)->status, "ok");
+	ex->d = (int)abacus_features_count() + 1;
+	size_t cap = total ? total : 1;
+	ex->X = ab_malloc(cap * (size_t)ex->d * sizeof *ex->X);
+	ex->time = ab_malloc(cap * sizeof(double));
+	ex->mem = ab_malloc(cap * sizeof(double));
+	ex->calib = ab_malloc(cap * sizeof(double));
+	ex->flops = ab_malloc(cap * sizeof(double));
+	ex->peak = ab_malloc(cap * sizeof(double));
+	ex->bytes = ab_malloc(cap * sizeof(double));
+	ex->hw = ab_malloc(cap * sizeof(int));
+	ex->net = ab_malloc(cap * sizeof(int));
+	ex->rows = ab_malloc(cap * sizeof *ex->rows);
+	ex->nets = ab_calloc(cap, sizeof *ex->nets);
+	/* Graphs are loaded once per distinct file. */
+	abacus_graph **graphs = ab_calloc(cap, sizeof *graphs);
+	char **paths = ab_calloc(cap, sizeof *paths);
+	int n_graphs = 0;
+	ab_names gmap = { 0 };
+	if (!ex->X || !ex->time || !ex->mem || !ex->calib || !ex->flops || !ex->peak || !ex->bytes || !ex->hw ||
+	    !ex->net || !ex->rows || !ex->nets || !graphs || !paths || ab_names_init(&gmap, cap)) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
+	for (size_t s = 0; s < n_sets; s++) {
+		for (size_t i = 0; i < abacus_dataset_n_rows(sets[s]); i++) {
+			const abacus_row *r = abacus_dataset_row(sets[s], i);
+			if (strcmp(r->status, "ok"))
+				continue;
+			char path[2048];
+			snprintf(path, sizeof path, "%s%s%s", r->graph[0] == '/' ? "" : root, r->graph[0] == '/' ? "" : "/",
+			         r->graph);
+			int gi = ab_names_get(&gmap, path);
+			if (gi < 0) {
+				paths[n_graphs] = ab_strdup(path);
+				if (!paths[n_graphs]) {
+					rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+					goto out;
+				}
+				if ((rc = abacus_graph_load_file(&graphs[n_graphs], paths[n_graphs], err))) {
+					char msg[sizeof err->msg];
+					snprintf(msg, sizeof msg, "%s", err->msg);
+					rc = ab_err(err, rc, r->graph, "dataset line %zu names graph '%s': %s", r->line, r->graph, msg);
+					ab_free(paths[n_graphs]);
+					paths[n_graphs] = NULL;
+					goto out;
+				}
+				if (ab_names_put(&gmap, paths[n_graphs], n_graphs)) {
+					rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+					n_graphs++;
+					goto out;
+				}
+				gi = n_graphs++;
+			}
+			abacus_config cfg = ABACUS_CONFIG_INIT;
+			cfg.batch = r->batch;
+			if (abacus_parse_optimizer(&cfg.optimizer, r->optimizer, err)) {
+				rc = ab_err(err, ABACUS_EPARSE, r->graph, "dataset line %zu: unknown optimizer '%s'", r->line, r->optimizer);
+				goto out;
+			}
+			abacus_analysis *a = NULL;
+			if ((rc = abacus_analyze(&a, graphs[gi], &cfg, err))) {
+				char msg[sizeof err->msg];
+				snprintf(msg, sizeof msg, "%s", err->msg);
+				rc = ab_err(err, rc, r->graph, "dataset line %zu (%s, batch %lld): %s", r->line, r->graph,
+				            (long long)r->batch, msg);
+				goto out;
+			}
+			size_t k = ex->n;
+			int hw;
+			int e = index_of(ex->hw_ids, &ex->n_hw, AB_MAX_HW, r->hw, &hw);
+			if (e == 0)
+				e = index_of(ex->nets, &ex->n_nets, (int)cap, r->network, &ex->net[k]);
+			if (e) {
+				abacus_analysis_free(a);
+				rc = e == -2 ? ab_err(err, ABACUS_ELIMIT, r->hw, "more than %d hardware ids", AB_MAX_HW)
+				             : ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+				goto out;
+			}
+			int threads = r->threads > 0 ? (int)r->threads : (r->hw[0] && r->hw[strlen(r->hw) - 1] == '2' ? 2 : 1);
+			ex->hw_threads[hw] = threads;
+			ex->hw[k] = hw;
+			rc = ab_examples_vector(ex->X + k * (size_t)ex->d, ex->d, a, threads, err);
+			const abacus_totals *t = abacus_analysis_totals(a);
+			ex->flops[k] = (double)t->forward_flops + (double)t->backward_flops;
+			ex->bytes[k] = (double)t->bytes_read + (double)t->bytes_written;
+			ex->peak[k] = (double)abacus_analysis_memory(a)->peak;
+			abacus_analysis_free(a);
+			if (rc)
+				goto out;
+			ex->time[k] = r->time_s;
+			ex->mem[k] = (double)r->memory_bytes;
+			ex->calib[k] = r->calib_s > 0 ? r->calib_s : NAN;
+			ex->rows[k] = r;
+			ex->n++;
+		}
+	}
+out:
+	for (int i = 0; i < n_graphs; i++) {
+		abacus_graph_free(graphs[i]);
+		ab_free(paths[i]);
+	}
+	ab_free(graphs);
+	ab_free(paths);
+	ab_names_free(&gmap);
+	if (rc)
+		ab_examples_free(ex);
+	return rc;
+}
+
+/* The analytic time base: calib × FLOPs / K. Rows without calib use their hardware's median. */
+static double time_base(const ab_model *m, const ab_examples *ex, size_t r, double calib)
+{
+	if (!(calib > 0))
+		calib = m->calib[ex->hw[r]];
+	return calib * ex->flops[r] / m->K;
+}
+
+static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
+                       abacus_error *err)
+{
+	int rc = 0, d = ex->d;
+	double *X = ab_malloc(n * (size_t)d * sizeof *X), *yt = ab_malloc(n * sizeof *yt), *ym = ab_malloc(n * sizeof *ym);
+	double *v = ab_malloc(n * sizeof *v);
+	if (!X || !yt || !ym || !v) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
+	/* K: median of calib × FLOPs / time; per-hardware median calib. */
+	for (size_t i = 0; i < n; i++) {
+		size_t r = idx[i];
+		double c = ex->calib[r] > 0 ? ex->calib[r] : 1.0;
+		v[i] = c * ex->flops[r] / ex->time[r];
+	}
+	m->K = ab_quantile(v, n, 0.5);
+	for (int h = 0; h < ex->n_hw; h++) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (ex->hw[idx[i]] == h && ex->calib[idx[i]] > 0)
+				v[k++] = ex->calib[idx[i]];
+		m->calib[h] = k ? ab_quantile(v, k, 0.5) : 1.0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t r = idx[i];
+		memcpy(X + i * (size_t)d, ex->X + r * (size_t)d, (size_t)d * sizeof *X);
+		yt[i] = log(ex->time[r] / time_base(m, ex, r, ex->calib[r]));
+		ym[i] = log(ex->mem[r] / ex->peak[r]);
+	}
+	if ((rc = ab_ensemble_train(&m->time, X, yt, n, d, p, err)))
+		goto out;
+	rc = ab_ensemble_train(&m->mem, X, ym, n, d, p, err);
+out:
+	ab_free(X);
+	ab_free(yt);
+	ab_free(ym);
+	ab_free(v);
+	return rc;
+}
+
+void ab_model_predict_row(const ab_model *m, const ab_examples *ex, size_t r, double calib, double *time, double *mem)
+{
+	const double *x = ex->X + r * (size_t)ex->d;
+	*time = time_base(m, ex, r, calib) * exp(ab_ensemble_predict(&m->time, x, ex->d));
+	*mem = ex->peak[r] * exp(ab_ensemble_predict(&m->mem, x, ex->d));
+}
+
+void ab_model_free(ab_model *m)
+{
+	ab_ensemble_free(&m->time);
+	ab_ensemble_free(&m->mem);
+}
+
+int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
+                 int intervals, abacus_error *err)
+{
+	memset(m, 0, sizeof *m);
+	if (n < 10)
+		return ab_err(err, ABACUS_EINVAL, "", "training needs at least 10 measured rows, got %zu", n);
+	int rc = fit_targets(m, ex, idx, n, p, err);
+	if (rc || !intervals)
+		goto done;
+	/* 5-fold cross-validated log residuals inside the training rows give the interval quantiles. */
+	enum { FOLDS = 5 };
+	double *rt = ab_malloc(n * sizeof *rt), *rm = ab_malloc(n * sizeof *rm);
+	size_t *tr = ab_malloc(n * sizeof *tr);
+	if (!rt || !rm || !tr) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto cv_out;
+	}
+	for (int f = 0; f < FOLDS && !rc; f++) {
+		size_t nt = 0;
+		for (size_t i = 0; i < n; i++)
+			if ((int)(i % FOLDS) != f)
+				tr[nt++] = idx[i];
+		ab_model sub;
+		if ((rc = fit_targets(&sub, ex, tr, nt, p, err)))
+			break;
+		for (size_t i = 0; i < n; i++)
+			if ((int)(i % FOLDS) == f) {
+				double t, mm;
+				ab_model_predict_row(&sub, ex, idx[i], ex->calib[idx[i]], &t, &mm);
+				rt[i] = log(ex->time[idx[i]] / t);
+				rm[i] = log(ex->mem[idx[i]] / mm);
+			}
+		ab_model_free(&sub);
+	}
+	if (!rc) {
+		m->q_time[1] = ab_quantile(rt, n, 0.95);
+		m->q_time[0] = ab_quantile(rt, n, 0.05);
+		m->q_mem[1] = ab_quantile(rm, n, 0.95);
+		m->q_mem[0] = ab_quantile(rm, n, 0.05);
+		m->has_intervals = 1;
+	}
+cv_out:
+	ab_free(rt);
+	ab_free(rm);
+	ab_free(tr);
+done:
+	if (rc)
+		ab_model_free(m);
+	return rc;
+}

@@ -1,0 +1,59 @@
+/*
+ * model.h — training examples built from measured rows, and the learned model: per target (time,
+ * memory) an analytic base and a boosted-tree correction of log(measured / base).
+ *
+ *   memory:  base = the simulated peak (memory.c);         memory = base × exp(f_mem(x))
+ *   time:    base = calib × (forward + backward FLOPs) / K  time   = base × exp(f_time(x))
+ *
+ * K is fitted on the training rows (median of calib × FLOPs / time). `calib` is the row's machine speed
+ * index (PROTOCOL.md), or the hardware's median when predicting for a configuration not measured. Both
+ * targets are ratios, so the trees learn efficiency, not size: that is what lets them generalise to
+ * networks and batch sizes outside the training set.
+ */
+#ifndef ABACUS_MODEL_H
+#define ABACUS_MODEL_H
+
+#include "trees.h"
+
+#define AB_MAX_HW 16
+
+typedef struct ab_examples {
+	size_t n;
+	int d;                 /* features per row: the graph schema + hardware threads */
+	double *X;             /* n × d */
+	double *time, *mem, *calib, *flops, *peak, *bytes;
+	int *hw, *net;         /* indices into hw_ids / nets */
+	const abacus_row **rows;
+	char *hw_ids[AB_MAX_HW];
+	int hw_threads[AB_MAX_HW];
+	int n_hw;
+	char **nets;
+	int n_nets;
+} ab_examples;
+
+/* Builds examples from every `ok` row; graphs are read relative to `root` (the repository). Rows whose
+ * graph fails to load or analyse are an error naming the file and line. */
+int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_sets, const char *root, abacus_error *err);
+void ab_examples_free(ab_examples *ex);
+/* Features of one analysed configuration on hardware with `threads` threads. */
+int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err);
+
+typedef struct ab_model {
+	double K;                      /* calib × FLOPs / time */
+	double calib[AB_MAX_HW];       /* median calib per hardware id (for configurations not measured) */
+	ab_ensemble time, mem;
+	double q_time[2], q_mem[2];    /* 5 % and 95 % quantiles of cross-validated log residuals */
+	int has_intervals;
+} ab_model;
+
+/* Fits on the rows idx[0..n). With `intervals`, also runs a 5-fold CV inside them for the quantiles. */
+int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
+                 int intervals, abacus_error *err);
+/* Predicts row `r` of `ex`; `calib` < 0 uses the model's median for the row's hardware. */
+void ab_model_predict_row(const ab_model *m, const ab_examples *ex, size_t r, double calib, double *time,
+                          double *mem);
+void ab_model_free(ab_model *m);
+
+double ab_quantile(double *v, size_t n, double q);   /* sorts v */
+
+#endif

@@ -1,0 +1,435 @@
+/*
+ * predictor.c — the public predictor: training from datasets, prediction for an analysed
+ * configuration, and the versioned bundle file.
+ *
+ * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
+ *
+ *   abacus-predictor 1
+ *   schema <features> <fnv64 of the feature names>
+ *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s>
+ *   K <calib × FLOPs / time>
+ *   rows <training rows>  digest <fnv64 of the training rows>
+ *   intervals <time q05> <time q95> <memory q05> <memory q95>      (log residuals)
+ *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
+ *       <feature> <threshold> <yes> <no> <missing> <leaf value>        (feature -1: a leaf)
+ *   ensemble memory ...
+ *   end
+ *
+ * A bundle of another version or feature schema is refused with a message that says to retrain.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define BUNDLE_VERSION 1
+#define MAX_TREES 100000
+
+struct abacus_predictor {
+	ab_model m;
+	int d;
+	uint64_t schema;
+	char *hw_ids[AB_MAX_HW];
+	int hw_threads[AB_MAX_HW];
+	int n_hw;
+	size_t rows;
+	uint64_t digest;
+};
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static uint64_t schema_hash(void)
+{
+	uint64_t h = 1469598103934665603ULL;
+	char name[128];
+	for (size_t i = 0; i < abacus_features_count(); i++) {
+		abacus_feature_name(name, sizeof name, i);
+		h = fnv(h, name, strlen(name) + 1);
+	}
+	return fnv(h, "threads", 8);
+}
+
+void abacus_predictor_free(abacus_predictor *p)
+{
+	if (!p)
+		return;
+	ab_model_free(&p->m);
+	for (int i = 0; i < p->n_hw; i++)
+		ab_free(p->hw_ids[i]);
+	ab_free(p);
+}
+
+/* Deterministic Fisher-Yates shuffle (splitmix64), so training and folds depend only on the seed. */
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+void ab_shuffle(size_t *idx, size_t n, uint64_t seed);
+void ab_shuffle(size_t *idx, size_t n, uint64_t seed)
+{
+	uint64_t s = seed;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(splitmix(&s) % i);
+		size_t t = idx[i - 1];
+		idx[i - 1] = idx[j];
+		idx[j] = t;
+	}
+}
+
+void ab_train_params_from(ab_train_params *p, const abacus_train_opts *o);
+void ab_train_params_from(ab_train_params *p, const abacus_train_opts *o)
+{
+	p->rounds = o->rounds;
+	p->max_depth = o->max_depth;
+	p->eta = o->eta;
+	p->subsample = 0.8;
+	p->colsample = 0.5;
+	p->min_child_weight = 2;
+	p->lambda = 1;
+	p->seed = o->seed;
+}
+
+int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_sets, const abacus_train_opts *o,
+                 abacus_error *err)
+{
+	*out = NULL;
+	ab_err_clear(err);
+	if (o->rounds < 1 || o->rounds > 100000 || o->max_depth < 1 || o->max_depth > 20 || !(o->eta > 0 && o->eta <= 1))
+		return ab_err(err, ABACUS_EINVAL, "", "training options out of range (rounds 1..100000, depth 1..20, eta (0,1])");
+	ab_examples ex;
+	int rc = ab_examples_build(&ex, sets, n_sets, o->graph_root ? o->graph_root : ".", err);
+	if (rc)
+		return rc;
+	abacus_predictor *p = ab_calloc(1, sizeof *p);
+	size_t *idx = ab_malloc((ex.n ? ex.n : 1) * sizeof *idx);
+	if (!p || !idx) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < ex.n; i++)
+		idx[i] = i;
+	ab_shuffle(idx, ex.n, o->seed);
+	ab_train_params prm;
+	ab_train_params_from(&prm, o);
+	if ((rc = ab_model_fit(&p->m, &ex, idx, ex.n, &prm, 1, err)))
+		goto out;
+	p->d = ex.d;
+	p->schema = schema_hash();
+	p->rows = ex.n;
+	p->n_hw = ex.n_hw;
+	for (int h = 0; h < ex.n_hw; h++) {
+		p->hw_ids[h] = ex.hw_ids[h];
+		ex.hw_ids[h] = NULL;
+		p->hw_threads[h] = ex.hw_threads[h];
+	}
+	ex.n_hw = 0;
+	uint64_t dg = 1469598103934665603ULL;
+	for (size_t i = 0; i < ex.n; i++) {
+		const abacus_row *r = ex.rows[i];
+		char line[512];
+		int len = snprintf(line, sizeof line, "%s|%s|%lld|%s|%s|%.9g|%lld", r->network, r->input_shape,
+		                   (long long)r->batch, r->optimizer, r->hw, r->time_s, (long long)r->memory_bytes);
+		dg = fnv(dg, line, (size_t)len);
+	}
+	p->digest = dg;
+out:
+	ab_free(idx);
+	ab_examples_free(&ex);
+	if (rc) {
+		abacus_predictor_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+static int hw_index(const abacus_predictor *p, const char *hw)
+{
+	for (int h = 0; h < p->n_hw; h++)
+		if (!strcmp(p->hw_ids[h], hw))
+			return h;
+	return -1;
+}
+
+size_t abacus_predictor_n_hw(const abacus_predictor *p)
+{
+	return (size_t)p->n_hw;
+}
+
+const char *abacus_predictor_hw(const abacus_predictor *p, size_t i)
+{
+	return i < (size_t)p->n_hw ? p->hw_ids[i] : NULL;
+}
+
+int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a, const char *hw,
+                   double calib_s, abacus_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!hw)
+		hw = p->n_hw ? p->hw_ids[0] : "";
+	int h = hw_index(p, hw);
+	if (h < 0) {
+		char known[256] = "";
+		for (int i = 0; i < p->n_hw; i++)
+			snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", p->hw_ids[i]);
+		return ab_err(err, ABACUS_EINVAL, hw, "unknown hardware id '%s' (this predictor knows: %s)", hw, known);
+	}
+	double x[4096];
+	if (p->d > (int)(sizeof x / sizeof x[0]))
+		return ab_err(err, ABACUS_ELIMIT, "", "feature schema too large");
+	int rc = ab_examples_vector(x, p->d, a, p->hw_threads[h], err);
+	if (rc)
+		return rc;
+	const abacus_totals *t = abacus_analysis_totals(a);
+	double flops = (double)t->forward_flops + (double)t->backward_flops;
+	double calib = calib_s > 0 ? calib_s : p->m.calib[h];
+	double tb = calib * flops / p->m.K;
+	double peak = (double)abacus_analysis_memory(a)->peak;
+	double ft = ab_ensemble_predict(&p->m.time, x, p->d), fm = ab_ensemble_predict(&p->m.mem, x, p->d);
+	out->time_s = tb * exp(ft);
+	out->time_lo_s = tb * exp(ft + p->m.q_time[0]);
+	out->time_hi_s = tb * exp(ft + p->m.q_time[1]);
+	out->memory_bytes = (int64_t)llround(peak * exp(fm));
+	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0]));
+	out->memory_hi_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[1]));
+	out->hw = p->hw_ids[h];
+	out->calib_s = calib;
+	return 0;
+}
+
+/* ---- bundle I/O ---- */
+
+static void put_ensemble(ab_buf *b, const char *name, const ab_ensemble *e)
+{
+	ab_buf_printf(b, "ensemble %s %a %d\n", name, e->base_score, e->n_trees);
+	for (int t = 0; t < e->n_trees; t++) {
+		const ab_tree *tr = &e->trees[t];
+		ab_buf_printf(b, "tree %d\n", tr->n_nodes);
+		for (int k = 0; k < tr->n_nodes; k++) {
+			const ab_tnode *nd = &tr->nodes[k];
+			ab_buf_printf(b, "%d %a %d %d %d %a\n", nd->feature, (double)nd->threshold, nd->yes, nd->no, nd->missing,
+			              nd->value);
+		}
+	}
+}
+
+int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, abacus_error *err)
+{
+	ab_buf b = { 0 };
+	*out = NULL;
+	*len = 0;
+	ab_buf_printf(&b, "abacus-predictor %d\nschema %d %016llx\nhw %d\n", BUNDLE_VERSION, p->d,
+	              (unsigned long long)p->schema, p->n_hw);
+	for (int h = 0; h < p->n_hw; h++)
+		ab_buf_printf(&b, "hw_id %s %d %a\n", p->hw_ids[h], p->hw_threads[h], p->m.calib[h]);
+	ab_buf_printf(&b, "K %a\nrows %zu\ndigest %016llx\nintervals %a %a %a %a\n", p->m.K, p->rows,
+	              (unsigned long long)p->digest, p->m.q_time[0], p->m.q_time[1], p->m.q_mem[0], p->m.q_mem[1]);
+	put_ensemble(&b, "time", &p->m.time);
+	put_ensemble(&b, "memory", &p->m.mem);
+	ab_buf_printf(&b, "end\n");
+	if (b.oom) {
+		ab_buf_free(&b);
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	}
+	*out = b.data;
+	*len = b.len;
+	return 0;
+}
+
+int abacus_predictor_save_file(const abacus_predictor *p, const char *path, abacus_error *err)
+{
+	char *data;
+	size_t len;
+	int rc = abacus_predictor_save(&data, &len, p, err);
+	if (rc)
+		return rc;
+	/* Write to a temporary name and rename, so a crash never leaves a half-written bundle. */
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "wb");
+	if (!f) {
+		ab_free(data);
+		return ab_err(err, ABACUS_EIO, path, "cannot write '%s'", tmp);
+	}
+	int ok = fwrite(data, 1, len, f) == len;
+	ok = (fclose(f) == 0) && ok;
+	ab_free(data);
+	if (!ok || rename(tmp, path)) {
+		remove(tmp);
+		return ab_err(err, ABACUS_EIO, path, "cannot write '%s' (disk full or read-only?)", path);
+	}
+	return 0;
+}
+
+typedef struct reader {
+	const char *p, *end;
+	int line;
+	char buf[512];
+} reader;
+
+/* Next line into r->buf (without newline); -1 at end of input or when a line is too long. */
+static int next_line(reader *r)
+{
+	if (r->p >= r->end)
+		return -1;
+	const char *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+	size_t n = nl ? (size_t)(nl - r->p) : (size_t)(r->end - r->p);
+	if (n >= sizeof r->buf)
+		return -1;
+	memcpy(r->buf, r->p, n);
+	r->buf[n] = '\0';
+	r->p = nl ? nl + 1 : r->end;
+	r->line++;
+	return 0;
+}
+
+static int bad(reader *r, abacus_error *err, const char *what)
+{
+	return ab_err(err, ABACUS_EPARSE, "", "predictor bundle line %d: %s (got '%.60s'); the file is corrupt or truncated",
+	              r->line, what, r->p ? r->buf : "");
+}
+
+static int get_ensemble(reader *r, const char *name, ab_ensemble *e, int d, abacus_error *err)
+{
+	char got[32];
+	int n;
+	if (next_line(r) || sscanf(r->buf, "ensemble %31s %la %d", got, &e->base_score, &n) != 3 || strcmp(got, name) ||
+	    n < 0 || n > MAX_TREES || !isfinite(e->base_score))
+		return bad(r, err, "expected an 'ensemble' header");
+	e->trees = ab_calloc((size_t)n + 1, sizeof *e->trees);
+	if (!e->trees)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	for (int t = 0; t < n; t++) {
+		ab_tree *tr = &e->trees[t];
+		int nn;
+		if (next_line(r) || sscanf(r->buf, "tree %d", &nn) != 1 || nn < 1 || nn > 1 << 20)
+			return bad(r, err, "expected 'tree <nodes>'");
+		e->n_trees = t + 1;
+		tr->nodes = ab_calloc((size_t)nn, sizeof *tr->nodes);
+		if (!tr->nodes)
+			return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		tr->n_nodes = nn;
+		for (int k = 0; k < nn; k++) {
+			ab_tnode *nd = &tr->nodes[k];
+			double thr;
+			if (next_line(r) || sscanf(r->buf, "%d %la %d %d %d %la", &nd->feature, &thr, &nd->yes, &nd->no,
+			                           &nd->missing, &nd->value) != 6 ||
+			    !isfinite(nd->value))
+				return bad(r, err, "expected a tree node");
+			nd->threshold = (float)thr;
+		}
+		int rc = ab_tree_validate(tr, d, err);
+		if (rc)
+			return ab_err(err, ABACUS_EPARSE, "", "predictor bundle line %d: %s", r->line, err->msg);
+	}
+	return 0;
+}
+
+int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, abacus_error *err)
+{
+	*out = NULL;
+	ab_err_clear(err);
+	reader r = { data, data + len, 0, "" };
+	int rc = 0, version;
+	abacus_predictor *p = ab_calloc(1, sizeof *p);
+	if (!p)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	if (next_line(&r) || sscanf(r.buf, "abacus-predictor %d", &version) != 1) {
+		rc = ab_err(err, ABACUS_EPARSE, "", "not an abacus predictor bundle (no 'abacus-predictor' header)");
+		goto out;
+	}
+	if (version != BUNDLE_VERSION) {
+		rc = ab_err(err, ABACUS_EUNSUPPORTED, "",
+		            "predictor bundle version %d; this abacus reads version %d: retrain it with 'abacus train'", version,
+		            BUNDLE_VERSION);
+		goto out;
+	}
+	unsigned long long schema;
+	if (next_line(&r) || sscanf(r.buf, "schema %d %llx", &p->d, &schema) != 2) {
+		rc = bad(&r, err, "expected 'schema'");
+		goto out;
+	}
+	p->schema = schema;
+	if (p->d != (int)abacus_features_count() + 1 || p->schema != schema_hash()) {
+		rc = ab_err(err, ABACUS_EUNSUPPORTED, "",
+		            "the bundle's feature schema (%d columns, hash %016llx) differs from this abacus' (%d columns): "
+		            "retrain it with 'abacus train'",
+		            p->d, schema, (int)abacus_features_count() + 1);
+		goto out;
+	}
+	int n_hw;
+	if (next_line(&r) || sscanf(r.buf, "hw %d", &n_hw) != 1 || n_hw < 1 || n_hw > AB_MAX_HW) {
+		rc = bad(&r, err, "expected 'hw <count>' with 1 to 16 ids");
+		goto out;
+	}
+	for (int h = 0; h < n_hw; h++) {
+		char id[64];
+		if (next_line(&r) || sscanf(r.buf, "hw_id %63s %d %la", id, &p->hw_threads[h], &p->m.calib[h]) != 3 ||
+		    !(p->m.calib[h] > 0)) {
+			rc = bad(&r, err, "expected 'hw_id <id> <threads> <calib>'");
+			goto out;
+		}
+		if (!(p->hw_ids[h] = ab_strdup(id))) {
+			rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+			goto out;
+		}
+		p->n_hw = h + 1;
+	}
+	unsigned long long digest;
+	if (next_line(&r) || sscanf(r.buf, "K %la", &p->m.K) != 1 || !(p->m.K > 0) || next_line(&r) ||
+	    sscanf(r.buf, "rows %zu", &p->rows) != 1 || next_line(&r) || sscanf(r.buf, "digest %llx", &digest) != 1 ||
+	    next_line(&r) ||
+	    sscanf(r.buf, "intervals %la %la %la %la", &p->m.q_time[0], &p->m.q_time[1], &p->m.q_mem[0], &p->m.q_mem[1]) != 4) {
+		rc = bad(&r, err, "expected K, rows, digest and intervals");
+		goto out;
+	}
+	p->digest = digest;
+	p->m.has_intervals = 1;
+	if ((rc = get_ensemble(&r, "time", &p->m.time, p->d, err)) || (rc = get_ensemble(&r, "memory", &p->m.mem, p->d, err)))
+		goto out;
+	if (next_line(&r) || strcmp(r.buf, "end")) {
+		rc = bad(&r, err, "expected 'end'");
+		goto out;
+	}
+out:
+	if (rc) {
+		abacus_predictor_free(p);
+		return rc;
+	}
+	*out = p;
+	return 0;
+}
+
+int abacus_predictor_load_file(abacus_predictor **out, const char *path, abacus_error *err)
+{
+	char *data;
+	size_t len;
+	*out = NULL;
+	int rc = ab_read_file(&data, &len, path, (size_t)1 << 30, err);
+	if (rc)
+		return rc;
+	rc = abacus_predictor_load(out, data, len, err);
+	ab_free(data);
+	if (rc && err && !err->where[0])
+		snprintf(err->where, sizeof err->where, "%s", path);
+	return rc;
+}
+
+void abacus_buffer_free(void *p)
+{
+	ab_free(p);
+}
