@@ -1,0 +1,182 @@
+/*
+ * test_predictor.c — training, the bundle file and evaluation on a small fixed dataset
+ * (tests/data/small.csv: 64 rows measured by `abacus profile` on four networks).
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "tests.h"
+
+#define SMALL "tests/data/small.csv"
+#define EXPECT_ANALYTIC_MEM 0.00656355469213553
+#define EXPECT_MEM 0.00137108588421438
+#define EXPECT_TIME 0.384603025149448
+
+static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
+{
+	abacus_error err;
+	abacus_dataset *d = NULL;
+	if (abacus_dataset_load_file(&d, SMALL, &err)) {
+		fprintf(stderr, "  %s\n", err.msg);
+		return NULL;
+	}
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.seed = seed;
+	o.rounds = 40;
+	abacus_predictor *p = NULL;
+	if (abacus_train(&p, &d, 1, &o, &err))
+		fprintf(stderr, "  train: %s\n", err.msg);
+	if (d_out)
+		*d_out = d;
+	else
+		abacus_dataset_free(d);
+	return p;
+}
+
+static int predict_file(abacus_prediction *pr, const abacus_predictor *p, const char *graph, int64_t batch)
+{
+	abacus_error err;
+	abacus_graph *g = NULL;
+	abacus_analysis *a = NULL;
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = batch;
+	int rc = abacus_graph_load_file(&g, graph, &err);
+	if (!rc)
+		rc = abacus_analyze(&a, g, &cfg, &err);
+	if (!rc)
+		rc = abacus_predict(pr, p, a, "cpu1", 0, &err);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	return rc;
+}
+
+void test_predictor_roundtrip(void);
+void test_predictor_roundtrip(void)
+{
+	abacus_predictor *p = train_small(7, NULL), *q = NULL, *p2 = train_small(7, NULL);
+	CHECK(p != NULL && p2 != NULL);
+	if (!p || !p2)
+		return;
+	abacus_error err;
+	char *b1, *b2, *b3;
+	size_t n1, n2, n3;
+	CHECK(abacus_predictor_save(&b1, &n1, p, &err) == 0);
+	CHECK(abacus_predictor_save(&b3, &n3, p2, &err) == 0);
+	/* Deterministic for a seed: two trainings write the same bytes. */
+	CHECK(n1 == n3 && !memcmp(b1, b3, n1));
+	CHECK(abacus_predictor_load(&q, b1, n1, &err) == 0);
+	CHECK(abacus_predictor_save(&b2, &n2, q, &err) == 0);
+	CHECK(n1 == n2 && !memcmp(b1, b2, n1));
+	abacus_prediction a, b;
+	CHECK(predict_file(&a, p, "tests/data/graphs/resnet18-64.onnx", 8) == 0);
+	CHECK(predict_file(&b, q, "tests/data/graphs/resnet18-64.onnx", 8) == 0);
+	CHECK(a.time_s == b.time_s && a.memory_bytes == b.memory_bytes && a.time_hi_s == b.time_hi_s);
+	CHECK(a.time_lo_s <= a.time_s && a.time_s <= a.time_hi_s);
+	CHECK(a.memory_lo_bytes <= a.memory_bytes && a.memory_bytes <= a.memory_hi_bytes);
+	/* The measured row for this configuration is 152,495,600 bytes; the predictor must be close. */
+	CHECK(fabs((double)a.memory_bytes - 152495600.0) / 152495600.0 < 0.02);
+	CHECK(!strcmp(a.hw, "cpu1"));
+	abacus_analysis *an = NULL;
+	abacus_graph *g = NULL;
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	CHECK(abacus_graph_load_file(&g, "tests/data/graphs/mlp-32.onnx", &err) == 0);
+	CHECK(abacus_analyze(&an, g, &cfg, &err) == 0);
+	CHECK(abacus_predict(&a, p, an, "tpu9", 0, &err) == ABACUS_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "cpu1");
+	abacus_analysis_free(an);
+	abacus_graph_free(g);
+	abacus_buffer_free(b1);
+	abacus_buffer_free(b2);
+	abacus_buffer_free(b3);
+	abacus_predictor_free(p);
+	abacus_predictor_free(p2);
+	abacus_predictor_free(q);
+}
+
+void test_predictor_corrupt_bundles(void);
+void test_predictor_corrupt_bundles(void)
+{
+	abacus_predictor *p = train_small(3, NULL), *q = NULL;
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	abacus_error err;
+	char *b;
+	size_t n;
+	CHECK(abacus_predictor_save(&b, &n, p, &err) == 0);
+	/* Every truncation is refused with a message, never accepted or crashed on. */
+	int refused = 0, tried = 0;
+	for (size_t cut = 0; cut + 1 < n; cut += 1 + n / 400) {
+		tried++;
+		if (abacus_predictor_load(&q, b, cut, &err) != 0) {
+			refused++;
+			CHECK(err.msg[0]);
+		} else {
+			abacus_predictor_free(q);
+		}
+		q = NULL;
+	}
+	CHECK_EQ_I64(refused, tried);
+	/* A wrong version and a different schema say to retrain. */
+	char *c = malloc(n + 1);
+	memcpy(c, b, n);
+	c[n] = '\0';
+	c[17] = '9';
+	CHECK(abacus_predictor_load(&q, c, n, &err) == ABACUS_EUNSUPPORTED);
+	CHECK_STR_CONTAINS(err.msg, "retrain");
+	memcpy(c, b, n);
+	char *h = strstr(c, "schema ");
+	h = strchr(h + 7, ' ') + 1;
+	*h = *h == '0' ? '1' : '0';
+	CHECK(abacus_predictor_load(&q, c, n, &err) == ABACUS_EUNSUPPORTED);
+	CHECK_STR_CONTAINS(err.msg, "schema");
+	/* A tree node pointing backwards (a loop) is refused. */
+	memcpy(c, b, n);
+	char *t = strstr(c, "\ntree ");
+	t = strchr(t + 1, '\n') + 1; /* first node line: "<feature> <thr> <yes> ..." */
+	char *sp = strchr(strchr(t, ' ') + 1, ' ') + 1;
+	if (t[0] != '-')
+		*sp = '0';
+	CHECK(t[0] == '-' || abacus_predictor_load(&q, c, n, &err) == ABACUS_EPARSE);
+	CHECK(abacus_predictor_load(&q, "hello", 5, &err) == ABACUS_EPARSE);
+	CHECK(abacus_predictor_load_file(&q, "/nonexistent.abacus", &err) == ABACUS_EIO);
+	free(c);
+	abacus_buffer_free(b);
+	abacus_predictor_free(p);
+}
+
+/* eval on the small fixed dataset gives fixed numbers (same data, seed and XGBoost version). The
+ * expected values were produced by this code on Debian 12's libxgboost 1.7.4; the memory baseline is
+ * pure analytics and does not depend on XGBoost at all. */
+void test_eval_fixed_numbers(void);
+void test_eval_fixed_numbers(void)
+{
+	abacus_error err;
+	abacus_dataset *d = NULL;
+	CHECK(abacus_dataset_load_file(&d, SMALL, &err) == 0);
+	if (!d)
+		return;
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 40;
+	abacus_eval *ev = NULL;
+	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_RANDOM, &o, &err) == 0);
+	if (ev) {
+		const abacus_eval_stats *m = abacus_eval_get(ev, ABACUS_EVAL_MEMORY);
+		const abacus_eval_stats *am = abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY);
+		const abacus_eval_stats *t = abacus_eval_get(ev, ABACUS_EVAL_TIME);
+		CHECK_EQ_I64(m->n, 60);
+		if (getenv("ABACUS_TEST_VERBOSE"))
+			printf("  memory mre %.15g analytic %.15g time mre %.15g\n", m->mre, am->mre, t->mre);
+		CHECK(fabs(am->mre - EXPECT_ANALYTIC_MEM) < 1e-9);
+		CHECK(fabs(m->mre - EXPECT_MEM) < 1e-9);
+		CHECK(fabs(t->mre - EXPECT_TIME) < 1e-9);
+		CHECK(m->mre < am->mre);
+		size_t nn;
+		abacus_eval_networks(ev, &nn);
+		CHECK_EQ_I64(nn, 4);
+	}
+	abacus_eval_free(ev);
+	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_CROSS_HW, &o, &err) == ABACUS_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "hardware");
+	abacus_dataset_free(d);
+}
