@@ -26,7 +26,7 @@ GEN     := build/gen
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
            -Wno-unused-parameter -Wformat=2 -Wvla
 CFLAGS_ALL := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) $(WARN) -Iinclude -Isrc -I$(GEN) $(CFLAGS)
-LIBS    := -lprotobuf-c -lm
+LIBS    := -lprotobuf-c -lxgboost -lm
 
 LIB_SRC := $(sort $(wildcard src/*.c))
 CLI_SRC := $(sort $(wildcard cli/*.c))
@@ -76,7 +76,7 @@ $(B)/libabacus_tracker.so: collector/tracker.c
 # The collector end to end (PyTorch workers; about 2-3 minutes on 2 cores). Needs Debian's python3-torch,
 # python3-torchvision and python3-onnx.
 check-collector: $(B)/abacus $(B)/libabacus_tracker.so
-	ABACUS=$(B)/abacus sh tests/collector_test.sh
+	ABACUS=$(B)/abacus /usr/bin/python3 tests/collector_test.py
 
 # libFuzzer needs clang; objects are rebuilt with coverage instrumentation.
 FUZZ_SECONDS ?= 60

@@ -358,6 +358,17 @@ void worker_last_err(const worker *w, char *buf, size_t len)
 {
 	const char *s = w->err_tail;
 	size_t n = w->err_len;
+	/* Python's faulthandler ends a crash report with the list of extension modules; its first line says
+	 * what happened. */
+	const char *fatal = strstr(s, "Fatal Python error: ");
+	if (fatal) {
+		size_t k = strcspn(fatal, "\n");
+		if (k > len - 1)
+			k = len - 1;
+		memcpy(buf, fatal, k);
+		buf[k] = '\0';
+		return;
+	}
 	while (n && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\r'))
 		n--;
 	size_t start = n;

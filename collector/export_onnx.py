@@ -1,0 +1,292 @@
+"""Export the training-mode ONNX graphs that Abacus reads (PROTOCOL.md, "Graphs").
+
+  /usr/bin/python3 collector/export_onnx.py --models all|a,b,c --sizes 224|all|32,64|L128 \
+      --out data/graphs [--force]
+
+Per (network, size): model.train(); torch.onnx.export(..., training=TRAINING,
+do_constant_folding=False, opset_version=14, dynamic batch axis); then the weights are stripped:
+floating-point initializers lose their data (dims and data_type kept), integer initializers with
+at most 1024 elements are kept as they are (shape constants), larger ones lose their data too.
+
+Files: {out}/{name}-{size}.onnx (images), {out}/{name}-L{len}.onnx (token models); written
+atomically (temp file + rename); existing files are skipped unless --force.
+Each graph carries metadata_props: abacus.network, abacus.kind, abacus.size, abacus.params,
+abacus.trace_batch, torch, torchvision, abacus.notes.
+Also maintained in {out}: index.tsv (one line per exported graph), failures.tsv (exports that
+failed, with the error) and ops.tsv (op_type, graphs containing it, an example graph).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import onnx
+import torch
+import torchvision
+from onnx import TensorProto
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from collector import zoo  # noqa: E402
+
+OPSET = 14
+TRACE_BATCH = 2  # batch used while tracing; the batch axis is exported as dynamic ('batch')
+KEEP_INT_ELEMS = 1024
+
+FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16,
+               TensorProto.COMPLEX64, TensorProto.COMPLEX128}
+
+
+# ---------------------------------------------------------------------------------------------
+# Symbolic for aten::bernoulli with a float probability (torchvision's StochasticDepth does
+# torch.empty(shape).bernoulli_(p)). torch 1.13 only handles bernoulli(Tensor p) and opset 14 has
+# no Bernoulli op, so emit the exact training-mode equivalent:
+#   Cast(Less(RandomUniformLike(x, 0, 1), p), to=dtype(x))
+# i.e. the same ops torch's own bernoulli(Tensor) symbolic uses.
+# ---------------------------------------------------------------------------------------------
+def _bernoulli_symbolic(g, input, *args):
+    from torch.onnx import symbolic_helper as sh
+    # aten::bernoulli(Tensor self, Generator? gen) or aten::bernoulli(Tensor self, float p, Generator?)
+    p = None
+    if args and not sh._is_none(args[0]):
+        try:
+            p = sh._maybe_get_const(args[0], "f")
+        except Exception:  # noqa: BLE001
+            p = args[0]
+    u = g.op("RandomUniformLike", input, high_f=1.0, low_f=0.0)
+    if p is None or (not isinstance(p, float) and sh._is_value(p) and
+                     p.type().kind() == "GeneratorType"):
+        thr = input  # bernoulli(Tensor probs)
+    elif isinstance(p, (float, int)):
+        thr = g.op("Constant", value_t=torch.tensor(float(p), dtype=torch.float32))
+    else:
+        thr = p
+    return g.op("Cast", g.op("Less", u, thr), to_i=TensorProto.FLOAT)
+
+
+_REGISTERED = False
+
+
+def _register_symbolics():
+    global _REGISTERED
+    if _REGISTERED:
+        return
+    torch.onnx.register_custom_op_symbolic("aten::bernoulli", _bernoulli_symbolic, OPSET)
+    _REGISTERED = True
+
+
+# ---------------------------------------------------------------------------------------------
+def strip_weights(model: onnx.ModelProto) -> Tuple[int, int]:
+    """Remove initializer data in place. Returns (stripped, kept) counts."""
+    stripped = kept = 0
+    for t in model.graph.initializer:
+        n = 1
+        for d in t.dims:
+            n *= d
+        if t.data_type not in FLOAT_TYPES and n <= KEEP_INT_ELEMS and t.data_location != TensorProto.EXTERNAL:
+            kept += 1
+            continue
+        for f in ("raw_data", "float_data", "double_data", "int32_data", "int64_data",
+                  "uint64_data", "string_data", "external_data"):
+            t.ClearField(f)
+        t.data_location = TensorProto.DEFAULT
+        stripped += 1
+    return stripped, kept
+
+
+def count_params(model: torch.nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def _set_meta(model: onnx.ModelProto, kv: Dict[str, str]):
+    for k, v in kv.items():
+        e = model.metadata_props.add()
+        e.key, e.value = k, str(v)
+
+
+def _output_batch_dynamic(model: onnx.ModelProto) -> bool:
+    out = model.graph.output[0].type.tensor_type.shape
+    return len(out.dim) > 0 and out.dim[0].dim_param == "batch"
+
+
+def export_graph(name: str, size: int, path: str, notes_out: Optional[list] = None) -> dict:
+    """Export network `name` at input size `size` (image side or sequence length) to `path`.
+
+    Raises on failure. Returns a dict with facts about the graph."""
+    _register_symbolics()
+    net = zoo.get(name)
+    torch.manual_seed(0)
+    model = net.build(size)
+    model.train()
+    x = net.make_input(TRACE_BATCH, size)
+    params = count_params(model)
+    out_dir = os.path.dirname(os.path.abspath(path))
+    os.makedirs(out_dir, exist_ok=True)
+    tmpdir = tempfile.mkdtemp(prefix=".export-", dir=out_dir)
+    t0 = time.time()
+    try:
+        raw = os.path.join(tmpdir, "model.onnx")
+        torch.onnx.export(
+            model, x, raw,
+            training=torch.onnx.TrainingMode.TRAINING,
+            do_constant_folding=False,
+            opset_version=OPSET,
+            input_names=["input"], output_names=["output"],
+            dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+        )
+        del model
+        m = onnx.load(raw, load_external_data=False)
+        ext = any(t.data_location == TensorProto.EXTERNAL for t in m.graph.initializer)
+        stripped, kept = strip_weights(m)
+        notes = []
+        if ext:
+            notes.append("exported-with-external-data(>2GB)")
+        ops = sorted({n.op_type if not n.domain else f"{n.domain}::{n.op_type}" for n in m.graph.node})
+        for op in ("RandomUniformLike", "RandomUniform", "RandomNormalLike", "Bernoulli", "If",
+                   "Loop", "Scan", "ScatterND", "ScatterElements", "Einsum"):
+            if op in ops:
+                notes.append(op)
+        try:
+            inf = onnx.shape_inference.infer_shapes(m)
+            if not _output_batch_dynamic(inf):
+                notes.append("output-batch-not-symbolic")
+        except Exception as e:  # noqa: BLE001
+            notes.append(f"shape-inference-failed:{type(e).__name__}")
+        _set_meta(m, {
+            "abacus.network": name, "abacus.kind": net.kind, "abacus.size": size,
+            "abacus.params": params, "abacus.trace_batch": TRACE_BATCH,
+            "torch": torch.__version__, "torchvision": torchvision.__version__,
+            "abacus.notes": ",".join(notes),
+        })
+        tmp = f"{path}.tmp.{os.getpid()}"
+        onnx.save(m, tmp)
+        os.replace(tmp, path)
+        info = {
+            "file": os.path.basename(path), "name": name, "kind": net.kind, "size": size,
+            "params": params, "nodes": len(m.graph.node), "initializers": len(m.graph.initializer),
+            "stripped": stripped, "kept_int": kept, "bytes": os.path.getsize(path),
+            "seconds": round(time.time() - t0, 1), "notes": ",".join(notes), "ops": ops,
+        }
+        return info
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------
+INDEX_COLS = ["file", "name", "kind", "size", "params", "nodes", "initializers", "stripped",
+              "kept_int", "bytes", "seconds", "notes"]
+
+
+def _read_tsv(path: str) -> Tuple[List[str], List[List[str]]]:
+    if not os.path.exists(path):
+        return [], []
+    with open(path) as f:
+        lines = [l.rstrip("\n").split("\t") for l in f if l.strip()]
+    return (lines[0], lines[1:]) if lines else ([], [])
+
+
+def _write_tsv(path: str, header: Sequence[str], rows: Sequence[Sequence], key=None):
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write("\t".join(header) + "\n")
+        for r in sorted(rows, key=key) if key else rows:
+            f.write("\t".join(str(c) for c in r) + "\n")
+    os.replace(tmp, path)
+
+
+def _upsert(path: str, header: List[str], row: List, keycols: int = 1, remove=False):
+    if remove and not os.path.exists(path):
+        return
+    _, rows = _read_tsv(path)
+    k = [str(c) for c in row[:keycols]]
+    rows = [r for r in rows if r[:keycols] != k]
+    if not remove:
+        rows.append([str(c) for c in row])
+    _write_tsv(path, header, rows, key=lambda r: r[:keycols])
+
+
+def write_ops_table(out: str) -> Dict[str, Tuple[int, str]]:
+    """Scan every graph in `out`; write ops.tsv (op_type, graphs, example)."""
+    table: Dict[str, List] = {}
+    for fn in sorted(os.listdir(out)):
+        if not fn.endswith(".onnx"):
+            continue
+        m = onnx.load(os.path.join(out, fn), load_external_data=False)
+        for op in {n.op_type if not n.domain else f"{n.domain}::{n.op_type}" for n in m.graph.node}:
+            e = table.setdefault(op, [0, fn])
+            e[0] += 1
+    rows = sorted(([op, c, ex] for op, (c, ex) in table.items()), key=lambda r: (-r[1], r[0]))
+    _write_tsv(os.path.join(out, "ops.tsv"), ["op_type", "graphs", "example"], rows)
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def _parse_sizes(spec: str, net: zoo.Net) -> List[int]:
+    valid = net.sizes
+    if spec == "all":
+        return valid
+    want = set()
+    for s in spec.split(","):
+        s = s.strip()
+        if not s:
+            continue
+        want.add(int(s[1:]) if s[0] in "Ll" else int(s))
+    return [s for s in valid if s in want]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default="all", help="all or a comma-separated list")
+    ap.add_argument("--sizes", default="224", help="all, or a comma list (image sides / L-lengths)")
+    ap.add_argument("--out", default="data/graphs")
+    ap.add_argument("--force", action="store_true")
+    ap.add_argument("--no-ops-table", action="store_true")
+    ap.add_argument("--verbose", action="store_true", help="show torch.onnx warnings")
+    a = ap.parse_args(argv)
+    if not a.verbose:  # torch.onnx is chatty (num_batches_tracked mutation, tracer warnings)
+        warnings.filterwarnings("ignore", category=UserWarning)
+        warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    names = zoo.NAMES if a.models == "all" else [n.strip() for n in a.models.split(",") if n.strip()]
+    unknown = [n for n in names if n not in zoo.REGISTRY]
+    if unknown:
+        ap.error(f"unknown networks: {unknown}")
+    os.makedirs(a.out, exist_ok=True)
+    index = os.path.join(a.out, "index.tsv")
+    failures = os.path.join(a.out, "failures.tsv")
+    n_ok = n_skip = n_fail = 0
+    t_all = time.time()
+    for name in names:
+        net = zoo.get(name)
+        for size in _parse_sizes(a.sizes, net):
+            path = os.path.join(a.out, net.graph_file(size))
+            if os.path.exists(path) and not a.force:
+                n_skip += 1
+                continue
+            try:
+                info = export_graph(name, size, path)
+            except Exception as e:  # noqa: BLE001 - failures are data
+                n_fail += 1
+                msg = f"{type(e).__name__}: {' '.join(str(e).split())}"[:500]
+                print(f"FAIL {net.graph_file(size)}: {msg}", flush=True)
+                traceback.print_exc(file=sys.stderr)
+                _upsert(failures, ["file", "name", "size", "error"], [net.graph_file(size), name, size, msg])
+                continue
+            n_ok += 1
+            print(f"ok   {info['file']}: {info['nodes']} nodes, {info['bytes']} B, {info['seconds']} s"
+                  + (f" [{info['notes']}]" if info["notes"] else ""), flush=True)
+            _upsert(index, INDEX_COLS, [info[c] for c in INDEX_COLS])
+            _upsert(failures, ["file", "name", "size", "error"], [info["file"]], remove=True)
+    if not a.no_ops_table:
+        write_ops_table(a.out)
+    print(f"done: {n_ok} exported, {n_skip} skipped, {n_fail} failed in {time.time() - t_all:.0f} s")
+    return 1 if n_fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
