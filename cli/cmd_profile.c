@@ -43,13 +43,14 @@ static const char help[] =
 	"  --optimizer LIST     sgd and/or adam (default sgd)\n"
 	"  --hw LIST            cpu1 and/or cpu2: cpuN runs the worker with N threads (default cpu1)\n"
 	"  --repeat N           measure every configuration N times, each in its own worker (repeat 0..N-1)\n"
+	"  --repeat-percent P   repeats 1..N-1 only for a fixed, hash-chosen P % of the configurations\n"
 	"  --graphs DIR         where graphs are read and exported (default data/graphs)\n"
 	"  --timeout S          seconds one configuration may take before it is killed (default 1800)\n"
 	"  --max-iter-seconds S skip (a 'skipped' row) configurations whose iteration takes longer than S,\n"
 	"                       judged on the first two iterations\n"
 	"  --mem-limit BYTES    address-space limit of each worker (RLIMIT_AS; K, M, G suffixes are binary)\n"
 	"  --wait-quiet         before each configuration, wait (up to 10 min) until other processes use less\n"
-	"                       than 10%% of the machine's CPU\n"
+	"                       than 10% of the machine's CPU\n"
 	"  --fresh              one worker per configuration (slower: import torch each time)\n"
 	"  --dry-run            print the configurations that would be measured, measure nothing\n"
 	"  --python PATH        the interpreter (default /usr/bin/python3)\n"
@@ -101,6 +102,7 @@ typedef struct opts {
 	int threads[MAX_LIST];
 	size_t n_hw;
 	int64_t repeat, timeout_s, mem_limit;
+	int64_t repeat_pct;          /* repeats beyond the first only for this share of configurations */
 	double max_iter_s;
 	int wait_quiet, fresh, dry_run, any_size;
 } opts;
@@ -166,7 +168,7 @@ static int parse_opts(opts *o, int argc, char **argv)
 {
 	static char default_hw[] = "cpu1";
 	static const char *const valued[] = { "--out", "--models", "--batch", "--size", "--seq", "--input",
-		                                  "--optimizer", "--hw", "--repeat", "--graphs", "--timeout",
+		                                  "--optimizer", "--hw", "--repeat", "--repeat-percent", "--graphs", "--timeout",
 		                                  "--max-iter-seconds", "--mem-limit", "--python", "--worker",
 		                                  "--tracker", "--log" };
 	memset(o, 0, sizeof *o);
@@ -174,6 +176,7 @@ static int parse_opts(opts *o, int argc, char **argv)
 	o->graphs = "data/graphs";
 	o->python = "/usr/bin/python3";
 	o->repeat = 1;
+	o->repeat_pct = 100;
 	o->timeout_s = 1800;
 	o->batch[0] = 1;
 	o->n_batch = 1;
@@ -254,6 +257,9 @@ static int parse_opts(opts *o, int argc, char **argv)
 		} else if (!strcmp(name, "--repeat")) {
 			if (cli_parse_i64(&o->repeat, v, 1, 1000))
 				return cli_usage("profile", "--repeat needs a positive integer, got '%s'", v), -1;
+		} else if (!strcmp(name, "--repeat-percent")) {
+			if (cli_parse_i64(&o->repeat_pct, v, 0, 100))
+				return cli_usage("profile", "--repeat-percent needs an integer from 0 to 100, got '%s'", v), -1;
 		} else if (!strcmp(name, "--graphs")) {
 			o->graphs = v;
 		} else if (!strcmp(name, "--timeout")) {
@@ -431,6 +437,23 @@ static int sizes_of(int64_t *out, const opts *o, const zoo_net *z, size_t *dropp
 	return n;
 }
 
+/* Whether a configuration is in the deterministic subset that gets repeat indices ≥ 1: an FNV-1a hash of
+ * network, input shape, optimizer and hardware id, so the choice is stable across runs and spread over
+ * every network, batch and size. */
+static int in_repeat_subset(const config *e, int64_t pct)
+{
+	if (pct >= 100)
+		return 1;
+	char key[512];
+	int n = snprintf(key, sizeof key, "%s|%s|%s|%s", e->net->name, e->shape, e->optimizer, e->hw);
+	uint64_t h = 1469598103934665603ULL;
+	for (int i = 0; i < n && i < (int)sizeof key; i++) {
+		h ^= (unsigned char)key[i];
+		h *= 1099511628211ULL;
+	}
+	return (int64_t)(h % 100) < pct;
+}
+
 /* Expands the grid for the selected networks (in the order given). */
 static int expand(config **out, size_t *n_out, const opts *o, const zoo_net **nets, size_t n_nets)
 {
@@ -475,6 +498,8 @@ static int expand(config **out, size_t *n_out, const opts *o, const zoo_net **ne
 								         (long long)z->channels, (long long)s, (long long)s);
 								snprintf(e->graph_file, sizeof e->graph_file, "%s-%lld.onnx", z->name, (long long)s);
 							}
+							if (r > 0 && !in_repeat_subset(e, o->repeat_pct))
+								n--;
 						}
 				}
 	}
