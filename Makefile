@@ -62,9 +62,14 @@ $(B)/abacus: $(CLI_OBJ) $(B)/libabacus.a
 $(B)/test_abacus: $(TEST_OBJ) $(B)/libabacus.a
 	$(CC) $(LDSAN) -o $@ $(TEST_OBJ) $(B)/libabacus.a $(LIBS)
 
-check: $(B)/abacus $(B)/test_abacus
+$(B)/example: docs/example.c $(B)/libabacus.a
+	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ $< $(B)/libabacus.a $(LIBS)
+
+check: $(B)/abacus $(B)/test_abacus $(B)/example
 	$(B)/test_abacus
 	ABACUS=$(B)/abacus sh tests/cli_test.sh
+	$(B)/abacus train tests/data/small.csv --out $(B)/small.abacus --rounds 40
+	$(B)/example $(B)/small.abacus tests/data/graphs/resnet18-64.onnx 256
 
 # The allocator tracker (collector/tracker.c) is preloaded into Python workers, so it is never built with
 # the sanitizers (an ASan runtime cannot be LD_PRELOADed behind python3), whatever the mode.
@@ -94,8 +99,13 @@ fuzz: $(FZ)/fuzz_onnx
 $(B)/bench_abacus: $(B)/bench/bench.o $(B)/libabacus.a
 	$(CC) $(LDSAN) -o $@ $< $(B)/libabacus.a $(LIBS)
 
-bench: $(B)/bench_abacus
-	$(B)/bench_abacus data/graphs
+BENCH_MODEL ?= data/predictor.abacus
+bench: $(B)/bench_abacus $(B)/abacus
+	$(B)/bench_abacus data/graphs 21 $(wildcard $(BENCH_MODEL))
+	@if [ -f $(BENCH_MODEL) ]; then \
+		s=$$(date +%s%N); for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do \
+			$(B)/abacus predict data/graphs/resnet50-224.onnx --batch 32 --model $(BENCH_MODEL) >/dev/null || exit 1; done; \
+		e=$$(date +%s%N); echo "abacus predict as a whole process: $$(( (e - s) / 20000000 )) ms (mean of 20 runs; target <= 50 ms)"; fi
 
 clean:
 	rm -rf build

@@ -1,6 +1,8 @@
 /*
  * bench.c — `make bench`: time to load + resolve shapes + account costs and memory for the largest graph
- * in a directory (by file size), as the median of repeated runs. Usage: bench_abacus [DIR] [RUNS]
+ * in a directory (by file size), as the median of repeated runs; then, given a predictor bundle, the
+ * time of one prediction on an analysed graph (median over batches of calls).
+ * Usage: bench_abacus [DIR] [RUNS] [BUNDLE]
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -84,6 +86,39 @@ int main(int argc, char **argv)
 	qsort(t_load, (size_t)runs, sizeof *t_load, cmp);
 	qsort(t_an, (size_t)runs, sizeof *t_an, cmp);
 	double load = t_load[runs / 2] * 1e3, an = t_an[runs / 2] * 1e3;
+	const char *bundle = argc > 3 ? argv[3] : NULL;
+	if (bundle) {
+		abacus_error err;
+		abacus_predictor *p = NULL;
+		abacus_graph *g = NULL;
+		abacus_analysis *a = NULL;
+		abacus_config cfg = ABACUS_CONFIG_INIT;
+		cfg.batch = 32;
+		if (abacus_predictor_load_file(&p, bundle, &err) || abacus_graph_load_file(&g, best, &err) ||
+		    abacus_analyze(&a, g, &cfg, &err)) {
+			fprintf(stderr, "bench: %s\n", err.msg);
+			return 1;
+		}
+		enum { CALLS = 200 };
+		double per[31];
+		volatile double sink = 0;
+		for (int r = 0; r < 31; r++) {
+			double t0 = now();
+			for (int k = 0; k < CALLS; k++) {
+				abacus_prediction pr;
+				abacus_predict(&pr, p, a, NULL, 0, &err);
+				sink += pr.time_s;
+			}
+			per[r] = (now() - t0) / CALLS;
+		}
+		qsort(per, 31, sizeof *per, cmp);
+		printf("one prediction on an analysed graph: %.2f us (median of 31 × %d calls; target <= 20 us)\n",
+		       per[15] * 1e6, CALLS);
+		(void)sink;
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+		abacus_predictor_free(p);
+	}
 	printf("largest graph: %s (%lld bytes, %zu nodes, %zu layers)\n", best, (long long)best_size, nodes, layers);
 	printf("load %.2f ms + shapes/costs/memory %.2f ms = %.2f ms (median of %d runs; target <= 20 ms)\n", load, an,
 	       load + an, runs);

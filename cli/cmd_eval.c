@@ -21,10 +21,31 @@ static const char help[] =
 	"and memory, the analytic and FLOPs-proportional baselines, the noise floor of repeated measurements,\n"
 	"and per-network errors.\n";
 
+/* JSON has no NaN: a statistic over no rows (e.g. no repeated measurements) is null. */
+static void num(double v)
+{
+	if (isfinite(v))
+		printf("%.6g", v);
+	else
+		printf("null");
+}
+
+static void json_fields(const abacus_eval_stats *s)
+{
+	printf("\"mre\": ");
+	num(s->mre);
+	printf(", \"median\": ");
+	num(s->median);
+	printf(", \"p90\": ");
+	num(s->p90);
+	printf(", \"n\": %zu", s->n);
+}
+
 static void json_stats(const char *name, const abacus_eval_stats *s, int last)
 {
-	printf("    \"%s\": {\"mre\": %.6g, \"median\": %.6g, \"p90\": %.6g, \"n\": %zu}%s\n", name, s->mre, s->median, s->p90,
-	       s->n, last ? "" : ",");
+	printf("    \"%s\": {", name);
+	json_fields(s);
+	printf("}%s\n", last ? "" : ",");
 }
 
 static void row(const char *name, const abacus_eval_stats *s)
@@ -94,25 +115,28 @@ int cmd_eval(int argc, char **argv)
 	size_t nn;
 	const abacus_eval_net *nets = abacus_eval_networks(ev, &nn);
 	if (fmt == FMT_JSON) {
-		printf("{\n  \"protocol\": \"%s\",\n  \"time\": {\"mre\": %.6g, \"median\": %.6g, \"p90\": %.6g, \"n\": %zu,\n", pname,
-		       abacus_eval_get(ev, ABACUS_EVAL_TIME)->mre, abacus_eval_get(ev, ABACUS_EVAL_TIME)->median,
-		       abacus_eval_get(ev, ABACUS_EVAL_TIME)->p90, abacus_eval_get(ev, ABACUS_EVAL_TIME)->n);
+		printf("{\n  \"protocol\": \"%s\",\n  \"time\": {", pname);
+		json_fields(abacus_eval_get(ev, ABACUS_EVAL_TIME));
+		printf(",\n");
 		json_stats("raw", abacus_eval_get(ev, ABACUS_EVAL_TIME_RAW), 0);
 		json_stats("analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_TIME), 0);
 		json_stats("flops_proportional", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME), 0);
 		json_stats("noise_floor_raw", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME), 0);
 		json_stats("noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED), 1);
-		printf("  },\n  \"memory\": {\"mre\": %.6g, \"median\": %.6g, \"p90\": %.6g, \"n\": %zu,\n",
-		       abacus_eval_get(ev, ABACUS_EVAL_MEMORY)->mre, abacus_eval_get(ev, ABACUS_EVAL_MEMORY)->median,
-		       abacus_eval_get(ev, ABACUS_EVAL_MEMORY)->p90, abacus_eval_get(ev, ABACUS_EVAL_MEMORY)->n);
+		printf("  },\n  \"memory\": {");
+		json_fields(abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
+		printf(",\n");
 		json_stats("analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY), 0);
 		json_stats("noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY), 1);
 		printf("  },\n  \"networks\": [\n");
 		for (size_t i = 0; i < nn; i++) {
 			printf("    {\"network\": ");
 			json_str(stdout, nets[i].network);
-			printf(", \"time_mre\": %.6g, \"memory_mre\": %.6g, \"n\": %zu}%s\n", nets[i].time_mre, nets[i].memory_mre,
-			       nets[i].n, i + 1 < nn ? "," : "");
+			printf(", \"time_mre\": ");
+			num(nets[i].time_mre);
+			printf(", \"memory_mre\": ");
+			num(nets[i].memory_mre);
+			printf(", \"n\": %zu}%s\n", nets[i].n, i + 1 < nn ? "," : "");
 		}
 		printf("  ]\n}\n");
 	} else {

@@ -121,6 +121,7 @@ int abacus_features(double *out, size_t n, const abacus_analysis *a, abacus_erro
 	}
 	/* Entries are log1p-scaled: edge counts span 1 to thousands. */
 	for (size_t i = OFF_NSM; i < N_FEATURES; i++)
-		out[i] = log1p(out[i]);
+		if (out[i] != 0)
+			out[i] = log1p(out[i]);
 	return 0;
 }

@@ -47,6 +47,44 @@ expect_rc "inspect csv" 0 "$A" inspect "$G" --format csv
 head -1 /tmp/abacus_cli_out.$$ | grep -q "^name,op,category,shape,params,forward_flops,backward_flops,output_bytes$" && ok "csv header" || bad "csv header"
 expect_rc "input override" 0 "$A" inspect data/graphs/resnet18-224.onnx --input input=2x3x160x160 --format json
 python3 -c "import json,sys; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['layers'][0]['shape']==[2,64,80,80]" && ok "input override shapes" || bad "input override shapes"
+# train / predict / eval on the small fixed dataset.
+M=/tmp/abacus_cli_model.$$
+expect_rc "train" 0 "$A" train tests/data/small.csv --out "$M" --rounds 30
+expect_rc "train without --out" 2 "$A" train tests/data/small.csv
+expect_rc "train bad rounds" 2 "$A" train tests/data/small.csv --out "$M" --rounds 0
+expect_rc "train broken csv" 1 "$A" train tests/cli_test.sh --out "$M.x"
+grep -q "no 'network' column\|no 'graph' column\|header" /tmp/abacus_cli_err.$$ && ok "broken csv error names the problem" || bad "broken csv error names the problem"
+expect_rc "predict json" 0 "$A" predict tests/data/graphs/resnet18-64.onnx --batch 8 --model "$M" --format json
+if python3 - /tmp/abacus_cli_out.$$ <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for k in ("time_s", "time_lo_s", "time_hi_s", "memory_bytes", "memory_lo_bytes", "memory_hi_bytes", "hw"): assert k in j, k
+assert j["time_lo_s"] <= j["time_s"] <= j["time_hi_s"] and j["memory_lo_bytes"] <= j["memory_bytes"] <= j["memory_hi_bytes"]
+assert j["hw"] == "cpu1"
+PY
+then ok "predict json keys"; else bad "predict json keys"; fi
+expect_rc "predict unknown hw" 1 "$A" predict tests/data/graphs/resnet18-64.onnx --model "$M" --hw tpu7
+grep -q "unknown hardware id 'tpu7'" /tmp/abacus_cli_err.$$ && ok "unknown hw error" || bad "unknown hw error"
+head -c 300 "$M" > "$M.trunc"
+expect_rc "predict truncated bundle" 1 "$A" predict tests/data/graphs/resnet18-64.onnx --model "$M.trunc"
+grep -q "corrupt or truncated" /tmp/abacus_cli_err.$$ && ok "truncated bundle error" || bad "truncated bundle error"
+expect_rc "predict missing bundle" 1 "$A" predict tests/data/graphs/resnet18-64.onnx --model /nonexistent.abacus
+expect_rc "eval random json" 0 "$A" eval tests/data/small.csv --rounds 30 --format json
+if python3 - /tmp/abacus_cli_out.$$ <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+for t in ("time", "memory"):
+    for k in ("mre", "median", "p90", "n", "noise_floor"): assert k in j[t], (t, k)
+assert j["memory"]["mre"] < j["memory"]["analytic"]["mre"]
+assert len(j["networks"]) == 4
+PY
+then ok "eval json keys"; else bad "eval json keys"; fi
+expect_rc "eval lomo" 0 "$A" eval tests/data/small.csv --rounds 30 --protocol lomo
+expect_rc "eval cross-hw needs two hw" 1 "$A" eval tests/data/small.csv --protocol cross-hw
+expect_rc "eval bad protocol" 2 "$A" eval tests/data/small.csv --protocol sideways
+expect_rc "features" 0 "$A" features tests/data/graphs/resnet18-64.onnx --batch 2 --format json
+python3 -c "import json; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['batch']==2 and j['nsm_input_to_conv']>0" && ok "features json" || bad "features json"
+rm -f "$M" "$M.trunc" "$M.x"
 rm -f /tmp/abacus_cli_out.$$ /tmp/abacus_cli_err.$$ /tmp/abacus_trunc.$$.onnx
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
