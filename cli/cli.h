@@ -48,6 +48,7 @@ int cmd_features(int argc, char **argv);
 int cmd_predict(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 
 #endif

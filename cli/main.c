@@ -14,6 +14,7 @@ typedef struct command {
 static const command commands[] = {
 	{ "inspect", cmd_inspect, "per-layer shapes, FLOPs, parameters and the training-step memory of a graph" },
 	{ "predict", cmd_predict, "time per training iteration and peak memory, with 90 % intervals" },
+	{ "plan", cmd_plan, "largest batch that fits a memory budget; time per iteration and per epoch" },
 	{ "train", cmd_train, "fit the predictor on measured rows and write a bundle" },
 	{ "eval", cmd_eval, "error of the predictor and baselines against measured rows (random, lomo, cross-hw)" },
 	{ "features", cmd_features, "the predictor's named feature vector (structural matrix and aggregates)" },

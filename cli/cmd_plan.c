@@ -1,0 +1,348 @@
+/*
+ * cmd_plan.c — `abacus plan GRAPH --mem SIZE`: the largest batch whose predicted peak memory, at the top
+ * of its 90 % interval, fits the budget; a table of batch sizes around it with time per iteration,
+ * throughput and time per epoch; a verdict per batch; optionally a picture of memory against batch.
+ *
+ * Peak memory grows with the batch, so the largest fitting batch is found by doubling and then
+ * bisection: about 2·log2(max batch) predictions, each one analysis of the loaded graph.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "svg.h"
+
+int cli_default_model(char *buf, size_t len);
+
+static const char help[] =
+	"usage: abacus plan GRAPH [--mem SIZE] [--hw ID] [--optimizer sgd|adam] [--samples N] [--input NAME=DIMS]\n"
+	"                   [--model FILE] [--max-batch N] [--format table|json] [--svg FILE]\n"
+	"\n"
+	"Finds the largest batch whose predicted peak memory, at the upper end of its 90 % interval, fits in\n"
+	"SIZE, and prints batch sizes around it with predicted time per iteration, throughput and time per\n"
+	"epoch of N samples, and a verdict: fits (upper end within the budget), risky (the prediction fits,\n"
+	"the upper end does not), does not fit.\n"
+	"  --mem SIZE       memory budget: bytes or with a unit (512MiB, 16GiB, 8G, 2.5GB); default: this\n"
+	"                   machine's available memory (MemAvailable)\n"
+	"  --samples N      samples per epoch (default 50000)\n"
+	"  --max-batch N    largest batch considered (default 65536)\n"
+	"  --svg FILE       draw memory against batch with the budget line\n";
+
+/* "16GiB", "512MiB", "8G" (binary), "2.5GB" (decimal), "1000000" (bytes). */
+static int parse_bytes(int64_t *out, const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v > 0) || !isfinite(v))
+		return -1;
+	while (*end == ' ')
+		end++;
+	double mul = 1;
+	char u[8] = "";
+	size_t n = strlen(end);
+	if (n >= sizeof u)
+		return -1;
+	for (size_t i = 0; i <= n; i++)
+		u[i] = (char)toupper((unsigned char)end[i]);
+	if (!strcmp(u, "") || !strcmp(u, "B")) mul = 1;
+	else if (!strcmp(u, "K") || !strcmp(u, "KIB")) mul = 1024.0;
+	else if (!strcmp(u, "M") || !strcmp(u, "MIB")) mul = 1048576.0;
+	else if (!strcmp(u, "G") || !strcmp(u, "GIB")) mul = 1073741824.0;
+	else if (!strcmp(u, "T") || !strcmp(u, "TIB")) mul = 1099511627776.0;
+	else if (!strcmp(u, "KB")) mul = 1e3;
+	else if (!strcmp(u, "MB")) mul = 1e6;
+	else if (!strcmp(u, "GB")) mul = 1e9;
+	else if (!strcmp(u, "TB")) mul = 1e12;
+	else return -1;
+	v *= mul;
+	if (v >= 9.2e18)
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+static int64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long long kb = -1;
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb > 0 ? kb * 1024 : -1;
+}
+
+typedef struct point {
+	int64_t batch;
+	abacus_prediction pr;
+	abacus_memory analytic;
+} point;
+
+static int predict_at(point *pt, const abacus_predictor *p, const abacus_graph *g, abacus_config cfg, int64_t batch,
+                      const char *hw, abacus_error *err)
+{
+	abacus_analysis *a = NULL;
+	cfg.batch = batch;
+	pt->batch = batch;
+	int rc = abacus_analyze(&a, g, &cfg, err);
+	if (!rc)
+		rc = abacus_predict(&pt->pr, p, a, hw, 0, err);
+	if (!rc)
+		pt->analytic = *abacus_analysis_memory(a);
+	abacus_analysis_free(a);
+	return rc;
+}
+
+static const char *verdict(const point *pt, int64_t budget)
+{
+	return pt->pr.memory_hi_bytes <= budget ? "fits" : pt->pr.memory_bytes <= budget ? "risky" : "does not fit";
+}
+
+static int write_svg(const char *path, const char *graph, const point *pts, int n, int64_t budget, int64_t max_batch)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	double x[64], y[64], lo[64], hi[64], ymax = (double)budget;
+	for (int i = 0; i < n; i++) {
+		x[i] = (double)pts[i].batch;
+		y[i] = (double)pts[i].pr.memory_bytes / 1048576.0;
+		lo[i] = (double)pts[i].pr.memory_lo_bytes / 1048576.0;
+		hi[i] = (double)pts[i].pr.memory_hi_bytes / 1048576.0;
+		if ((double)pts[i].pr.memory_hi_bytes > ymax)
+			ymax = (double)pts[i].pr.memory_hi_bytes;
+	}
+	char title[512];
+	snprintf(title, sizeof title, "Predicted peak memory vs batch: %s (largest fitting batch %lld)", graph,
+	         (long long)max_batch);
+	svg_begin(f, 760, 460, title);
+	svg_axes a = { 90, 730, 50, 400, x[0], x[n - 1] > x[0] ? x[n - 1] : x[0] + 1, 0, ymax / 1048576.0 * 1.1, 1, 0 };
+	if (a.x0 <= 0)
+		a.x0 = 1;
+	svg_axes_draw(f, &a, "batch size (log scale)", "peak memory (MiB)");
+	svg_polyline(f, &a, x, hi, n, "#e69f00", 1);
+	svg_polyline(f, &a, x, lo, n, "#e69f00", 1);
+	svg_polyline(f, &a, x, y, n, "#0072b2", 0);
+	svg_points(f, &a, x, y, n, "#0072b2");
+	char lab[64];
+	snprintf(lab, sizeof lab, "budget %.0f MiB", (double)budget / 1048576.0);
+	svg_hline(f, &a, (double)budget / 1048576.0, "#d55e00", lab);
+	svg_text(f, 100, 440, "start", "solid: prediction; dashed: 90 % interval");
+	svg_end(f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	cli_graph_opts o;
+	cli_format fmt = FMT_TABLE;
+	const char *model = NULL, *hw = NULL, *svg = NULL;
+	int64_t budget = -1, samples = 50000, max_batch = 65536;
+	cli_graph_opts_init(&o);
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int r;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(help, stdout);
+			return CLI_OK;
+		}
+		if (!strcmp(argv[i], "--batch"))
+			return cli_usage("plan", "plan chooses the batch; use --max-batch to bound it");
+		if ((r = cli_graph_opt(&o, "plan", argc, argv, &i)) != 0) {
+			if (r < 0)
+				return CLI_USAGE;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--mem", &v))) {
+			if (r < 0 || parse_bytes(&budget, v))
+				return cli_usage("plan", "--mem needs a positive size such as 16GiB or 512MiB, got '%s'", r < 0 ? "" : v);
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--samples", &v))) {
+			if (r < 0 || cli_parse_i64(&samples, v, 1, INT64_MAX / 2))
+				return cli_usage("plan", "--samples needs a positive integer");
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--max-batch", &v))) {
+			if (r < 0 || cli_parse_i64(&max_batch, v, 1, (int64_t)1 << 30))
+				return cli_usage("plan", "--max-batch needs a positive integer (batch 0 is not a batch)");
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
+			if (r < 0 || cli_parse_format(&fmt, v, 0))
+				return cli_usage("plan", "--format must be table or json");
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--model", &v))) {
+			if (r < 0)
+				return cli_usage("plan", "--model needs a file");
+			model = v;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--hw", &v))) {
+			if (r < 0)
+				return cli_usage("plan", "--hw needs an id such as cpu1");
+			hw = v;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--svg", &v))) {
+			if (r < 0)
+				return cli_usage("plan", "--svg needs a file name");
+			svg = v;
+			continue;
+		}
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage("plan", "unknown option '%s'", argv[i]);
+		if (o.file)
+			return cli_usage("plan", "only one GRAPH is accepted");
+		o.file = argv[i];
+	}
+	if (!o.file)
+		return cli_usage("plan", "missing GRAPH");
+	if (budget < 0 && (budget = mem_available()) < 0)
+		return cli_usage("plan", "cannot read MemAvailable from /proc/meminfo; give --mem SIZE");
+	char path[4096];
+	if (!model) {
+		cli_default_model(path, sizeof path);
+		model = path;
+	}
+	abacus_error err;
+	abacus_predictor *p = NULL;
+	abacus_graph *g = NULL;
+	point pts[64];
+	int n = 0, rc = CLI_FAIL;
+	if (abacus_predictor_load_file(&p, model, &err) || abacus_graph_load_file(&g, o.file, &err))
+		goto fail;
+	point one;
+	if (predict_at(&one, p, g, o.cfg, 1, hw, &err))
+		goto fail;
+	int64_t fixed = one.analytic.weights + one.analytic.buffers + one.analytic.optimizer;
+	if (one.pr.memory_hi_bytes > budget) {
+		char b1[32], b2[32], b3[32];
+		fmt_bytes(b1, sizeof b1, (double)budget);
+		fmt_bytes(b2, sizeof b2, (double)fixed);
+		fmt_bytes(b3, sizeof b3, (double)one.pr.memory_hi_bytes);
+		fprintf(stderr,
+		        "abacus: the budget %s is too small: weights, buffers and %s state alone take %s, and batch 1 needs up "
+		        "to %s (%s)\n",
+		        b1, abacus_optimizer_name(o.cfg.optimizer), b2, b3, o.file);
+		goto out;
+	}
+	/* Doubling, then bisection on the upper end of the interval. */
+	int64_t good = 1, bad = -1;
+	point probe;
+	while (bad < 0 && good < max_batch) {
+		int64_t b = good * 2 > max_batch ? max_batch : good * 2;
+		if (predict_at(&probe, p, g, o.cfg, b, hw, &err))
+			goto fail;
+		if (probe.pr.memory_hi_bytes <= budget)
+			good = b;
+		else
+			bad = b;
+	}
+	while (bad > 0 && bad - good > 1) {
+		int64_t mid = good + (bad - good) / 2;
+		if (predict_at(&probe, p, g, o.cfg, mid, hw, &err))
+			goto fail;
+		if (probe.pr.memory_hi_bytes <= budget)
+			good = mid;
+		else
+			bad = mid;
+	}
+	/* Rows: powers of two up to twice the answer, the answer itself and the next batch. */
+	int64_t cand[64];
+	int nc = 0;
+	for (int64_t b = 1; b <= 2 * good && b <= max_batch && nc < 40; b *= 2)
+		cand[nc++] = b;
+	cand[nc++] = good;
+	if (good < max_batch)
+		cand[nc++] = good + 1;
+	for (int i = 0; i < nc; i++)
+		for (int j = i + 1; j < nc; j++)
+			if (cand[j] < cand[i]) {
+				int64_t t = cand[i];
+				cand[i] = cand[j];
+				cand[j] = t;
+			}
+	for (int i = 0; i < nc; i++) {
+		if (n && pts[n - 1].batch == cand[i])
+			continue;
+		if (predict_at(&pts[n], p, g, o.cfg, cand[i], hw, &err))
+			goto fail;
+		n++;
+	}
+	if (fmt == FMT_JSON) {
+		printf("{\"graph\": ");
+		json_str(stdout, o.file);
+		printf(", \"hw\": ");
+		json_str(stdout, one.pr.hw);
+		printf(", \"optimizer\": \"%s\", \"budget_bytes\": %lld, \"samples\": %lld, \"max_batch\": %lld, \"batches\": [\n",
+		       abacus_optimizer_name(o.cfg.optimizer), (long long)budget, (long long)samples, (long long)good);
+		for (int i = 0; i < n; i++) {
+			const point *q = &pts[i];
+			double epoch = ceil((double)samples / (double)q->batch) * q->pr.time_s;
+			printf("  {\"batch\": %lld, \"time_s\": %.6g, \"throughput\": %.6g, \"epoch_s\": %.6g, \"memory_bytes\": %lld, "
+			       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"verdict\": \"%s\", \"breakdown\": "
+			       "{\"weights\": %lld, \"buffers\": %lld, \"gradients\": %lld, \"optimizer\": %lld, \"inputs\": %lld, "
+			       "\"activations\": %lld, \"workspace\": %lld, \"learned_correction\": %lld}}%s\n",
+			       (long long)q->batch, q->pr.time_s, (double)q->batch / q->pr.time_s, epoch, (long long)q->pr.memory_bytes,
+			       (long long)q->pr.memory_lo_bytes, (long long)q->pr.memory_hi_bytes, verdict(q, budget),
+			       (long long)q->analytic.weights, (long long)q->analytic.buffers, (long long)q->analytic.gradients,
+			       (long long)q->analytic.optimizer, (long long)q->analytic.inputs, (long long)q->analytic.activations,
+			       (long long)q->analytic.workspace, (long long)(q->pr.memory_bytes - q->analytic.peak),
+			       i + 1 < n ? "," : "");
+		}
+		printf("]}\n");
+	} else {
+		char b1[32];
+		fmt_bytes(b1, sizeof b1, (double)budget);
+		printf("%s on %s, %s, budget %s: largest batch that fits: %lld\n\n", o.file, one.pr.hw,
+		       abacus_optimizer_name(o.cfg.optimizer), b1, (long long)good);
+		printf("  %7s %12s %14s %12s %12s %24s  %s\n", "batch", "time/iter", "samples/s", "epoch", "memory",
+		       "90% interval", "verdict");
+		for (int i = 0; i < n; i++) {
+			const point *q = &pts[i];
+			char m[32], lo[32], hi[32], iv[72];
+			fmt_bytes(m, sizeof m, (double)q->pr.memory_bytes);
+			fmt_bytes(lo, sizeof lo, (double)q->pr.memory_lo_bytes);
+			fmt_bytes(hi, sizeof hi, (double)q->pr.memory_hi_bytes);
+			snprintf(iv, sizeof iv, "%s-%s", lo, hi);
+			double epoch = ceil((double)samples / (double)q->batch) * q->pr.time_s;
+			printf("  %7lld %10.4g s %14.1f %10.4g s %12s %24s  %s\n", (long long)q->batch, q->pr.time_s,
+			       (double)q->batch / q->pr.time_s, epoch, m, iv, verdict(q, budget));
+		}
+		const point *q = &pts[0];
+		for (int i = 0; i < n; i++)
+			if (pts[i].batch == good)
+				q = &pts[i];
+		char w[32], gr[32], op[32], in[32], ac[32], ws[32], corr[32];
+		fmt_bytes(w, sizeof w, (double)(q->analytic.weights + q->analytic.buffers));
+		fmt_bytes(gr, sizeof gr, (double)q->analytic.gradients);
+		fmt_bytes(op, sizeof op, (double)q->analytic.optimizer);
+		fmt_bytes(in, sizeof in, (double)q->analytic.inputs);
+		fmt_bytes(ac, sizeof ac, (double)q->analytic.activations);
+		fmt_bytes(ws, sizeof ws, (double)q->analytic.workspace);
+		fmt_bytes(corr, sizeof corr, fabs((double)(q->pr.memory_bytes - q->analytic.peak)));
+		printf("\nmemory at batch %lld: weights+buffers %s, gradients %s, optimizer %s, inputs %s, saved activations "
+		       "%s, workspace %s, learned correction %s%s (epoch = %lld samples)\n",
+		       (long long)good, w, gr, op, in, ac, ws, q->pr.memory_bytes < q->analytic.peak ? "-" : "+", corr,
+		       (long long)samples);
+	}
+	if (svg && write_svg(svg, o.file, pts, n, budget, good)) {
+		fprintf(stderr, "abacus: cannot write '%s'\n", svg);
+		goto out;
+	}
+	rc = CLI_OK;
+	goto out;
+fail:
+	rc = cli_fail(&err);
+out:
+	abacus_graph_free(g);
+	abacus_predictor_free(p);
+	return rc;
+}
