@@ -65,8 +65,9 @@ $(B)/test_abacus: $(TEST_OBJ) $(B)/libabacus.a
 $(B)/example: docs/example.c $(B)/libabacus.a
 	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ $< $(B)/libabacus.a $(LIBS)
 
-check: $(B)/abacus $(B)/test_abacus $(B)/example
+check: $(B)/abacus $(B)/test_abacus $(B)/example $(REPLAYS)
 	$(B)/test_abacus
+	@for t in $(FUZZ_TARGETS); do printf "fuzz corpus %s: " $$t; $(B)/replay_$$t fuzz/corpus/$$t/* || exit 1; done
 	ABACUS=$(B)/abacus sh tests/cli_test.sh
 	$(B)/abacus train tests/data/small.csv --out $(B)/small.abacus --rounds 40
 	$(B)/example $(B)/small.abacus tests/data/graphs/resnet18-64.onnx 256
@@ -83,18 +84,38 @@ $(B)/libabacus_tracker.so: collector/tracker.c
 check-collector: $(B)/abacus $(B)/libabacus_tracker.so
 	ABACUS=$(B)/abacus /usr/bin/python3 tests/collector_test.py
 
-# libFuzzer needs clang; objects are rebuilt with coverage instrumentation.
+# libFuzzer targets (clang): one per reader. Objects are rebuilt with coverage instrumentation.
+# `make fuzz` runs each for FUZZ_SECONDS (or only FUZZ_TARGETS=...); new inputs go to
+# build/fuzz/corpus-<target>, the committed seeds in fuzz/corpus/<target> are read, never written.
 FUZZ_SECONDS ?= 60
 FZ      := build/fuzz
-FZ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Isrc -I$(GEN)
-$(FZ)/fuzz_onnx: fuzz/fuzz_onnx.c $(LIB_SRC) $(GEN)/onnx.pb-c.c
+FZ_FLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -fsanitize=fuzzer,address,undefined \
+            -fno-sanitize-recover=all -Iinclude -Isrc -Icli -I$(GEN)
+FZ_CLI_SRC := $(filter-out cli/main.c,$(CLI_SRC))
+$(FZ)/fuzz_%: fuzz/fuzz_%.c $(LIB_SRC) $(GEN)/onnx.pb-c.c
 	@mkdir -p $(FZ)
-	clang $(FZ_FLAGS) -o $@ $^ $(LIBS)
+	clang $(FZ_FLAGS) -o $@ $< $(LIB_SRC) $(GEN)/onnx.pb-c.c $(LIBS)
+$(FZ)/fuzz_cli: fuzz/fuzz_cli.c $(LIB_SRC) $(CLI_SRC) $(GEN)/onnx.pb-c.c
+	@mkdir -p $(FZ)
+	clang $(FZ_FLAGS) -DABACUS_NO_MAIN -o $@ $< $(LIB_SRC) $(CLI_SRC) $(GEN)/onnx.pb-c.c $(LIBS)
 
-# New inputs go to build/fuzz/corpus-*; the committed seeds in fuzz/corpus/* are read, never written.
-fuzz: $(FZ)/fuzz_onnx
-	@mkdir -p $(FZ)/corpus-onnx
-	$(FZ)/fuzz_onnx -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -artifact_prefix=$(FZ)/ $(FZ)/corpus-onnx fuzz/corpus/onnx
+fuzz: $(FUZZ_TARGETS:%=$(FZ)/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FZ)/corpus-$$t fuzz/corpus/$$t; \
+		echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
+		$(FZ)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -artifact_prefix=$(FZ)/$$t- \
+			$(FZ)/corpus-$$t fuzz/corpus/$$t || exit 1; \
+	done
+
+# Corpus replay without libFuzzer: every committed input (and former crash) is a plain test.
+$(B)/replay_%: fuzz/fuzz_%.c fuzz/replay.c $(B)/libabacus.a
+	$(CC) $(CFLAGS_ALL) $(LDSAN) -o $@ $< fuzz/replay.c $(B)/libabacus.a $(LIBS)
+$(B)/cli/main_nomain.o: cli/main.c $(GEN)/onnx.pb-c.h $(wildcard include/*.h cli/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -DABACUS_NO_MAIN -c $< -o $@
+$(B)/replay_cli: fuzz/fuzz_cli.c fuzz/replay.c $(B)/libabacus.a $(filter-out $(B)/cli/main.o,$(CLI_OBJ)) $(B)/cli/main_nomain.o
+	$(CC) $(CFLAGS_ALL) -Icli $(LDSAN) -o $@ fuzz/fuzz_cli.c fuzz/replay.c $(filter-out $(B)/cli/main.o,$(CLI_OBJ)) \
+		$(B)/cli/main_nomain.o $(B)/libabacus.a $(LIBS)
 
 $(B)/bench_abacus: $(B)/bench/bench.o $(B)/libabacus.a
 	$(CC) $(LDSAN) -o $@ $< $(B)/libabacus.a $(LIBS)

@@ -43,6 +43,7 @@ void fmt_dims(char *buf, size_t len, int rank, const int64_t *dims);
 void fmt_si(char *buf, size_t len, double v);
 void fmt_bytes(char *buf, size_t len, double v);
 
+int cli_main(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_predict(int argc, char **argv);

@@ -1,5 +1,6 @@
 /*
  * main.c — `abacus <command> [options]`: a table of commands, each in its own cmd_<name>.c.
+ * cli_main is separate from main() so that the option-parsing fuzz target can drive it.
  */
 #include <string.h>
 
@@ -29,7 +30,7 @@ static void usage(FILE *f)
 	fprintf(f, "\nrun 'abacus <command> --help' for a command's options; 'abacus --version' for the version.\n");
 }
 
-int main(int argc, char **argv)
+int cli_main(int argc, char **argv)
 {
 	if (argc < 2) {
 		usage(stderr);
@@ -50,3 +51,10 @@ int main(int argc, char **argv)
 	usage(stderr);
 	return CLI_USAGE;
 }
+
+#ifndef ABACUS_NO_MAIN
+int main(int argc, char **argv)
+{
+	return cli_main(argc, argv);
+}
+#endif

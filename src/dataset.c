@@ -32,8 +32,7 @@ typedef struct cursor {
 static int next_field(cursor *c, ab_buf *buf, int *eof)
 {
 	buf->len = 0;
-	if (buf->data)
-		buf->data[0] = '\0';
+	ab_buf_printf(buf, "%s", ""); /* allocates on first use, so an empty field is "" and never NULL */
 	*eof = 0;
 	if (c->p < c->end && *c->p == '"') {
 		c->p++;
@@ -222,6 +221,12 @@ int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, cons
 			default:
 				if (parse_num(s, &v)) {
 					rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu, column '%s': '%s' is not a number", name, line,
+					            columns[k].name, s);
+					goto out;
+				}
+				if (k != COL_TIME && k != COL_CALIB && k != COL_BUSY && !isnan(v) &&
+				    !(v == floor(v) && fabs(v) < 9e18)) {
+					rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu, column '%s': '%s' is not an integer", name, line,
 					            columns[k].name, s);
 					goto out;
 				}
