@@ -610,6 +610,7 @@ typedef struct run_ctx {
 	char cores[16];
 	char torch_version[64], torchvision_version[64];
 	size_t by_status[5]; /* rows written in this run: ok, oom, error, timeout, skipped */
+	int last_status;     /* index into statuses of the last row written, -1 for none */
 } run_ctx;
 
 static const char *const statuses[5] = { "ok", "oom", "error", "timeout", "skipped" };
@@ -696,10 +697,32 @@ static int write_row(run_ctx *x, const config *c, const jobj *res, const char *s
 		fprintf(stderr, "abacus: %s (%s)\n", err, x->o->out);
 		return -1;
 	}
+	x->last_status = -1;
 	for (int i = 0; i < 5; i++)
-		if (f[COL_STATUS] && !strcmp(f[COL_STATUS], statuses[i]))
+		if (f[COL_STATUS] && !strcmp(f[COL_STATUS], statuses[i])) {
 			x->by_status[i]++;
+			x->last_status = i;
+		}
 	return 0;
+}
+
+/* A configuration that was too slow (skipped) or ran out of memory at some batch will do so at every larger
+ * batch of the same network, input size, optimizer and hardware: those get a `skipped` row at once instead
+ * of a worker building the network again only to find out. */
+typedef struct limit {
+	const zoo_net *net;
+	int64_t size, batch;
+	const char *optimizer, *hw;
+	int status;
+} limit;
+
+static const limit *find_limit(const limit *l, size_t n, const config *c)
+{
+	for (size_t i = 0; i < n; i++)
+		if (l[i].net == c->net && l[i].size == c->size && l[i].batch < c->batch && !strcmp(l[i].optimizer, c->optimizer) &&
+		    !strcmp(l[i].hw, c->hw))
+			return &l[i];
+	return NULL;
 }
 
 /* ---- the run ----------------------------------------------------------------------------------------- */
@@ -889,8 +912,22 @@ static int run(run_ctx *x, const worker_spec *base, config *todo, size_t n, work
 	size_t done = 0;
 	double t0 = now_monotonic();
 	const config *group = NULL; /* the last configuration this worker measured; NULL: none yet */
+	limit *limits = NULL;
+	size_t n_limits = 0;
 	for (size_t i = 0; i < n && !g_stop; i++) {
 		const config *c = &todo[i];
+		const limit *lim = find_limit(limits, n_limits, c);
+		if (lim) {
+			char why[160];
+			snprintf(why, sizeof why, "batch %lld already %s", (long long)lim->batch,
+			         lim->status == 1 ? "ran out of memory" : "exceeded --max-iter-seconds");
+			if (write_row(x, c, NULL, "skipped", why)) {
+				rc = -1;
+				break;
+			}
+			done++;
+			continue;
+		}
 		if (w_alive && (c->threads != w_threads || (group && (o->fresh || !same_group(group, c))))) {
 			worker_stop(&w, 10);
 			w_alive = 0;
@@ -903,13 +940,22 @@ static int run(run_ctx *x, const worker_spec *base, config *todo, size_t n, work
 			break;
 		if (tty)
 			progress(done, n, now_monotonic() - t0, c);
+		x->last_status = -1;
 		rc = measure_one(x, &w, &w_alive, base, c, i);
 		if (rc)
 			break;
+		if (x->last_status == 1 || x->last_status == 4) {
+			limit *nl = realloc(limits, (n_limits + 1) * sizeof *nl);
+			if (nl) {
+				limits = nl;
+				limits[n_limits++] = (limit){ c->net, c->size, c->batch, c->optimizer, c->hw, x->last_status };
+			}
+		}
 		w_threads = c->threads;
 		group = w_alive ? c : NULL;
 		done++;
 	}
+	free(limits);
 	if (w_alive)
 		worker_stop(&w, 10);
 	if (tty)

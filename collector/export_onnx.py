@@ -70,6 +70,42 @@ def _bernoulli_symbolic(g, input, *args):
     return g.op("Cast", g.op("Less", u, thr), to_i=TensorProto.FLOAT)
 
 
+# ---------------------------------------------------------------------------------------------
+# Symbolic for aten::adaptive_avg_pool2d. torch 1.13 exports it only when the output is 1×1
+# (GlobalAveragePool) or divides the input (AveragePool); AlexNet and VGG at small input sizes pool
+# a 1×1 or 2×2 map to 6×6 or 7×7 and fail. Adaptive average pooling is linear and separable, so the
+# exact general case is y = A_h · x · A_wᵀ with constant averaging matrices (row i of A_h averages
+# input rows floor(i·H/oh) .. ceil((i+1)·H/oh) − 1, as PyTorch's kernel does).
+# ---------------------------------------------------------------------------------------------
+def _pool_matrix(n_in: int, n_out: int) -> torch.Tensor:
+    a = torch.zeros(n_out, n_in, dtype=torch.float32)
+    for i in range(n_out):
+        s = (i * n_in) // n_out
+        e = -((-(i + 1) * n_in) // n_out)
+        a[i, s:e] = 1.0 / (e - s)
+    return a
+
+
+def _adaptive_avg_pool2d_symbolic(g, input, output_size):
+    from torch.onnx import symbolic_helper as sh
+    out = sh._parse_arg(output_size, "is")
+    sizes = sh._get_tensor_sizes(input)
+    if isinstance(out, int):
+        out = [out, out]
+    if list(out) == [1, 1]:
+        return g.op("GlobalAveragePool", input)
+    if not sizes or sizes[-1] is None or sizes[-2] is None:
+        return sh._unimplemented("adaptive_avg_pool2d", "input spatial size unknown at export")
+    h, w = sizes[-2], sizes[-1]
+    oh, ow = (o if o is not None else d for o, d in zip(out, (h, w)))
+    if h % oh == 0 and w % ow == 0:
+        k = [h // oh, w // ow]
+        return g.op("AveragePool", input, kernel_shape_i=k, strides_i=k)
+    a_h = g.op("Constant", value_t=_pool_matrix(h, oh))
+    a_wt = g.op("Constant", value_t=_pool_matrix(w, ow).t().contiguous())
+    return g.op("MatMul", a_h, g.op("MatMul", input, a_wt))
+
+
 _REGISTERED = False
 
 
@@ -78,6 +114,7 @@ def _register_symbolics():
     if _REGISTERED:
         return
     torch.onnx.register_custom_op_symbolic("aten::bernoulli", _bernoulli_symbolic, OPSET)
+    torch.onnx.register_custom_op_symbolic("aten::adaptive_avg_pool2d", _adaptive_avg_pool2d_symbolic, OPSET)
     _REGISTERED = True
 
 

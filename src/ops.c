@@ -74,6 +74,12 @@ const ab_opdef ab_ops[] = {
 	{ "Where", C(ELTWISE), ab_shape_broadcast, ab_fold_elementwise, NULL, 0, 1, 1, 1, 0 },
 	CMP("Equal"), CMP("Less"), CMP("Greater"), CMP("LessOrEqual"), CMP("GreaterOrEqual"),
 	CMP("And"), CMP("Or"), CMP("Xor"),
+	/* random numbers (stochastic depth masks): no gradient, a few FLOPs per element */
+	{ "RandomUniformLike", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 4, 0, 0, 0 },
+	{ "RandomNormalLike", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 8, 0, 0, 0 },
+	{ "RandomUniform", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 4, 0, 0, 0 },
+	{ "RandomNormal", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 8, 0, 0, 0 },
+	{ "Bernoulli", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 5, 0, 0, 0 },
 	/* softmax */
 	UN("Softmax", SOFTMAX, 5, 4, 0, 1),
 	UN("LogSoftmax", SOFTMAX, 5, 4, 0, 1),

@@ -739,3 +739,23 @@ int ab_shape_depth_space(ab_ctx *c)
 	return ab_set_out(c, 0, s->dtype, 4, d);
 }
 
+
+/* RandomUniformLike/RandomNormalLike/Bernoulli take input 0's shape; RandomUniform/RandomNormal the
+ * `shape` attribute. The `dtype` attribute, when present, sets the element type. */
+int ab_shape_random(ab_ctx *c)
+{
+	int rc;
+	const ab_node *n = c->n;
+	int like = strstr(n->op, "Like") != NULL || !strcmp(n->op, "Bernoulli");
+	if (like) {
+		if ((rc = ab_need(c, 0)))
+			return rc;
+		const ab_shape *s = ab_in(c, 0);
+		return ab_set_out(c, 0, (int)ab_attr_int(n, "dtype", s->dtype), s->rank, s->dims);
+	}
+	size_t cnt;
+	const int64_t *dims = ab_attr_ints(n, "shape", &cnt);
+	if (!dims || cnt > ABACUS_MAX_RANK)
+		return ab_node_err(c, ABACUS_EGRAPH, "needs a shape attribute of at most %d dims", ABACUS_MAX_RANK);
+	return ab_set_out(c, 0, (int)ab_attr_int(n, "dtype", AB_DT_FLOAT), (int)cnt, dims);
+}
