@@ -43,6 +43,11 @@ void fmt_dims(char *buf, size_t len, int rank, const int64_t *dims);
 void fmt_si(char *buf, size_t len, double v);
 void fmt_bytes(char *buf, size_t len, double v);
 
+/* Prints the k layers with the largest share of compute (or of `time_s`, attributed by FLOPs, when it is
+ * positive) and of saved activation memory: a table, or two JSON members ("top_time_layers",
+ * "top_activation_layers") without surrounding braces. */
+void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, int json);
+
 int cli_main(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_features(int argc, char **argv);

@@ -74,7 +74,9 @@ static void print_json(const char *file, const abacus_graph *g, const abacus_ana
 	        (long long)m->weights, (long long)m->buffers, (long long)m->optimizer, (long long)m->inputs,
 	        (long long)m->gradients, (long long)m->activations, (long long)m->workspace, (long long)m->peak,
 	        (long long)m->persistent, (long long)m->saved);
-	fprintf(f, "  \"unknown_ops\": [");
+	fprintf(f, "  ");
+	cli_top_layers(a, 10, 0, 1);
+	fprintf(f, ",\n  \"unknown_ops\": [");
 	for (size_t i = 0; i < abacus_analysis_n_unknown(a); i++) {
 		int64_t cnt;
 		const char *op = abacus_analysis_unknown(a, i, &cnt);
@@ -150,6 +152,7 @@ static void print_table(const char *file, const abacus_graph *g, const abacus_an
 		fmt_bytes(b1, sizeof b1, (double)rows[i].v);
 		printf("  %-30s %14lld  (%s)\n", rows[i].name, (long long)rows[i].v, b1);
 	}
+	cli_top_layers(a, 10, 0, 0);
 	size_t nu = abacus_analysis_n_unknown(a);
 	if (nu) {
 		printf("\nunknown ops (counted as category 'other', no FLOPs):");

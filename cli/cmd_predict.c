@@ -116,6 +116,10 @@ int cmd_predict(int argc, char **argv)
 		rc = cli_fail(&err);
 		goto out;
 	}
+	const abacus_memory *m = abacus_analysis_memory(a);
+	/* The breakdown: the simulation's components, and the learned correction that makes them add up
+	 * to the predicted total (allocator, framework and library buffers the simulation does not see). */
+	int64_t corr = pr.memory_bytes - m->peak;
 	if (fmt == FMT_JSON) {
 		printf("{\"graph\": ");
 		json_str(stdout, o.file);
@@ -123,9 +127,15 @@ int cmd_predict(int argc, char **argv)
 		       abacus_optimizer_name(o.cfg.optimizer));
 		json_str(stdout, pr.hw);
 		printf(", \"time_s\": %.6g, \"time_lo_s\": %.6g, \"time_hi_s\": %.6g, \"memory_bytes\": %lld, "
-		       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"calib_s\": %.6g}\n",
+		       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"calib_s\": %.6g,\n",
 		       pr.time_s, pr.time_lo_s, pr.time_hi_s, (long long)pr.memory_bytes, (long long)pr.memory_lo_bytes,
 		       (long long)pr.memory_hi_bytes, pr.calib_s);
+		printf(" \"memory_breakdown\": {\"weights\": %lld, \"buffers\": %lld, \"gradients\": %lld, \"optimizer\": %lld, "
+		       "\"inputs\": %lld, \"activations\": %lld, \"workspace\": %lld, \"learned_correction\": %lld},\n ",
+		       (long long)m->weights, (long long)m->buffers, (long long)m->gradients, (long long)m->optimizer,
+		       (long long)m->inputs, (long long)m->activations, (long long)m->workspace, (long long)corr);
+		cli_top_layers(a, 10, pr.time_s, 1);
+		printf("}\n");
 	} else {
 		char m1[32], m2[32], m3[32];
 		fmt_bytes(m1, sizeof m1, (double)pr.memory_bytes);
@@ -134,6 +144,20 @@ int cmd_predict(int argc, char **argv)
 		printf("%s, batch %lld, %s, %s\n", o.file, (long long)o.cfg.batch, abacus_optimizer_name(o.cfg.optimizer), pr.hw);
 		printf("  time per iteration  %.4g s   (90 %% interval %.4g – %.4g s)\n", pr.time_s, pr.time_lo_s, pr.time_hi_s);
 		printf("  peak memory         %s   (90 %% interval %s – %s)\n", m1, m2, m3);
+		const struct { const char *name; int64_t v; } rows[] = {
+			{ "weights", m->weights }, { "buffers", m->buffers }, { "gradients", m->gradients },
+			{ "optimizer state", m->optimizer }, { "inputs + targets", m->inputs },
+			{ "saved activations", m->activations }, { "transient workspace", m->workspace },
+		};
+		printf("\nmemory at the peak:\n");
+		for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+			fmt_bytes(m1, sizeof m1, (double)rows[i].v);
+			printf("  %-22s %12s  %5.1f%%\n", rows[i].name, m1, 100.0 * (double)rows[i].v / (double)pr.memory_bytes);
+		}
+		fmt_bytes(m1, sizeof m1, (double)(corr < 0 ? -corr : corr));
+		printf("  %-22s %s%11s  %5.1f%%\n", "learned correction", corr < 0 ? "-" : "+", m1,
+		       100.0 * (double)corr / (double)pr.memory_bytes);
+		cli_top_layers(a, 10, pr.time_s, 0);
 	}
 	rc = CLI_OK;
 out:

@@ -169,3 +169,77 @@ void fmt_bytes(char *buf, size_t len, double v)
 	else
 		snprintf(buf, len, "%.2f %s", v, u[k]);
 }
+
+/* Indices of the `k` layers with the largest key, largest first (k is small: selection is fine). */
+static size_t top_k(const abacus_layer *L, size_t n, int by_saved, size_t *idx, size_t k)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++) {
+		double v = by_saved ? (double)L[i].saved_bytes : (double)L[i].forward_flops + (double)L[i].backward_flops;
+		if (v <= 0)
+			continue;
+		size_t pos = m < k ? m++ : k;
+		while (pos > 0) {
+			const abacus_layer *p = &L[idx[pos - 1]];
+			double pv = by_saved ? (double)p->saved_bytes : (double)p->forward_flops + (double)p->backward_flops;
+			if (pv >= v)
+				break;
+			if (pos < k)
+				idx[pos] = idx[pos - 1];
+			pos--;
+		}
+		if (pos < k)
+			idx[pos] = i;
+	}
+	return m;
+}
+
+void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, int json)
+{
+	size_t n, idx[64];
+	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	if (k > 64)
+		k = 64;
+	double flops = 0, saved = 0;
+	for (size_t i = 0; i < n; i++) {
+		flops += (double)L[i].forward_flops + (double)L[i].backward_flops;
+		saved += (double)L[i].saved_bytes;
+	}
+	for (int by_saved = 0; by_saved < 2; by_saved++) {
+		size_t m = top_k(L, n, by_saved, idx, k);
+		if (json) {
+			printf("%s\"%s\": [", by_saved ? ", " : "", by_saved ? "top_activation_layers" : "top_time_layers");
+			for (size_t j = 0; j < m; j++) {
+				const abacus_layer *l = &L[idx[j]];
+				double share = by_saved ? (double)l->saved_bytes / saved
+				                        : ((double)l->forward_flops + (double)l->backward_flops) / flops;
+				printf("%s{\"name\": ", j ? ", " : "");
+				json_str(stdout, l->name);
+				printf(", \"op\": \"%s\", \"share\": %.6g", l->op, share);
+				if (by_saved)
+					printf(", \"saved_bytes\": %lld}", (long long)l->saved_bytes);
+				else if (time_s > 0)
+					printf(", \"time_s\": %.6g}", share * time_s);
+				else
+					printf(", \"flops\": %lld}", (long long)(l->forward_flops + l->backward_flops));
+			}
+			printf("]");
+			continue;
+		}
+		printf("\ntop layers by share of %s:\n", by_saved ? "saved activation memory"
+		                                                 : (time_s > 0 ? "time (attributed by FLOPs)" : "compute (fwd+bwd FLOPs)"));
+		for (size_t j = 0; j < m; j++) {
+			const abacus_layer *l = &L[idx[j]];
+			char b[32];
+			double share = by_saved ? (double)l->saved_bytes / saved
+			                        : ((double)l->forward_flops + (double)l->backward_flops) / flops;
+			if (by_saved)
+				fmt_bytes(b, sizeof b, (double)l->saved_bytes);
+			else if (time_s > 0)
+				snprintf(b, sizeof b, "%.4g s", share * time_s);
+			else
+				fmt_si(b, sizeof b, (double)l->forward_flops + (double)l->backward_flops);
+			printf("  %5.1f%%  %-12s %-40.40s %s\n", 100 * share, b, l->name, l->op);
+		}
+	}
+}
