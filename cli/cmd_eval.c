@@ -7,19 +7,78 @@
 #include <string.h>
 
 #include "cli.h"
+#include "svg.h"
 
 int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files);
 int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i);
 
 static const char help[] =
-	"usage: abacus eval DATA.csv... [--protocol random|lomo|cross-hw] [--format table|json] [--seed N]\n"
-	"                   [--rounds N] [--depth N] [--eta X] [--root DIR]\n"
+	"usage: abacus eval DATA.csv... [--protocol random|lomo|cross-hw] [--format table|json] [--svg FILE]\n"
+	"                   [--seed N]"
+	" [--rounds N] [--depth N] [--eta X] [--root DIR]\n"
 	"\n"
 	"Scores the predictor on measured rows: random = 5-fold cross-validation over configurations;\n"
 	"lomo = leave-one-model-out (each network predicted by a model that never saw it); cross-hw = train on\n"
 	"one hardware id, test on the others. Prints MRE, median and 90th percentile relative error for time\n"
 	"and memory, the analytic and FLOPs-proportional baselines, the noise floor of repeated measurements,\n"
-	"and per-network errors.\n";
+	"and per-network errors.\n"
+	"  --svg FILE   draw predicted against measured time and memory, and the per-network errors\n";
+
+static void scatter(FILE *f, const abacus_eval_point *p, size_t n, int memory, double left, const char *label)
+{
+	double lo = INFINITY, hi = 0, x[4096], y[4096];
+	size_t m = 0;
+	for (size_t i = 0; i < n && m < 4096; i++) {
+		x[m] = memory ? p[i].memory_bytes / 1048576.0 : p[i].time_s;
+		y[m] = memory ? p[i].memory_pred_bytes / 1048576.0 : p[i].time_pred_s;
+		if (!(x[m] > 0 && y[m] > 0))
+			continue;
+		lo = fmin(lo, fmin(x[m], y[m]));
+		hi = fmax(hi, fmax(x[m], y[m]));
+		m++;
+	}
+	if (!m)
+		return;
+	svg_axes a = { left, left + 380, 60, 400, lo / 1.2, hi * 1.2, lo / 1.2, hi * 1.2, 1, 1 };
+	char xl[64], yl[64];
+	snprintf(xl, sizeof xl, "measured %s", label);
+	snprintf(yl, sizeof yl, "predicted %s", label);
+	svg_axes_draw(f, &a, xl, yl);
+	double d[2] = { a.x0, a.x1 };
+	svg_polyline(f, &a, d, d, 2, "#999", 1);
+	svg_points(f, &a, x, y, (int)m, memory ? "#009e73" : "#0072b2");
+}
+
+static int write_svg(const char *path, const abacus_eval *ev, const char *pname)
+{
+	size_t n, nn;
+	const abacus_eval_point *p = abacus_eval_points(ev, &n);
+	const abacus_eval_net *nets = abacus_eval_networks(ev, &nn);
+	if (nn > 200)
+		nn = 200;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	char title[160];
+	snprintf(title, sizeof title, "abacus eval, protocol %s: predicted vs measured (log-log), per-network MRE", pname);
+	int h = 470 + (int)nn * 22 + 40;
+	svg_begin(f, 1000, h, title);
+	scatter(f, p, n, 0, 90, "time per iteration (s)");
+	scatter(f, p, n, 1, 580, "peak memory (MiB)");
+	const char *labels[200];
+	double tv[200], mv[200];
+	for (size_t i = 0; i < nn; i++) {
+		labels[i] = nets[i].network;
+		tv[i] = 100 * nets[i].time_mre;
+		mv[i] = 100 * nets[i].memory_mre;
+	}
+	svg_text(f, 330, 460, "middle", "time MRE per network (%)");
+	svg_text(f, 800, 460, "middle", "memory MRE per network (%)");
+	svg_bars(f, 200, 470, 250, labels, tv, (int)nn, "%", "#0072b2");
+	svg_bars(f, 680, 470, 250, labels, mv, (int)nn, "%", "#009e73");
+	svg_end(f);
+	return fclose(f) == 0 ? 0 : -1;
+}
 
 /* JSON has no NaN: a statistic over no rows (e.g. no repeated measurements) is null. */
 static void num(double v)
@@ -58,6 +117,7 @@ int cmd_eval(int argc, char **argv)
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
 	abacus_eval_protocol proto = ABACUS_EVAL_RANDOM;
 	cli_format fmt = FMT_TABLE;
+	const char *svg = NULL;
 	char **files = calloc((size_t)argc, sizeof *files);
 	size_t n_files = 0;
 	int rc = CLI_USAGE;
@@ -89,6 +149,14 @@ int cmd_eval(int argc, char **argv)
 				cli_usage("eval", "--format must be table or json");
 				goto out;
 			}
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--svg", &v))) {
+			if (r < 0) {
+				cli_usage("eval", "--svg needs a file name");
+				goto out;
+			}
+			svg = v;
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1]) {
@@ -156,6 +224,10 @@ int cmd_eval(int argc, char **argv)
 			       100 * nets[i].memory_mre, nets[i].n);
 	}
 	rc = CLI_OK;
+	if (svg && write_svg(svg, ev, pname)) {
+		fprintf(stderr, "abacus: cannot write '%s'\n", svg);
+		rc = CLI_FAIL;
+	}
 	abacus_eval_free(ev);
 free_sets:
 	for (size_t k = 0; k < n; k++)

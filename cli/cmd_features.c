@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "svg.h"
 
 static const char help[] =
 	"usage: abacus features FILE [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam]\n"
@@ -14,13 +15,54 @@ static const char help[] =
 	"Prints the feature vector the predictor sees for this graph and configuration, one named column\n"
 	"per line: the configuration, analytic totals, the simulated memory, per-category aggregates and the\n"
 	"network structural matrix (log1p of edge counts between operator categories).\n"
-	"  --nonzero   print only the columns that are not zero (table format)\n";
+	"  --nonzero   print only the columns that are not zero (table format)\n"
+	"  --svg FILE  draw the network structural matrix as a heat map\n";
+
+/* The NSM columns are named nsm_<from>_to_<to>; the heat map recovers the category order from them. */
+static int write_nsm_svg(const char *path, const char *graph, const double *x, size_t n)
+{
+	const char *labels[64];
+	char names[64][32];
+	int k = 0;
+	size_t first = 0;
+	char name[96];
+	for (size_t i = 0; i < n; i++) {
+		abacus_feature_name(name, sizeof name, i);
+		if (!strncmp(name, "nsm_", 4)) {
+			first = i;
+			break;
+		}
+	}
+	/* The first row of the matrix names every destination: nsm_<c0>_to_<cj>. */
+	for (size_t i = first; i < n && k < 64; i++) {
+		abacus_feature_name(name, sizeof name, i);
+		const char *to = strstr(name, "_to_");
+		if (!to || strncmp(name, "nsm_conv_to_", 12))
+			break;
+		snprintf(names[k], sizeof names[k], "%s", to + 4);
+		labels[k] = names[k];
+		k++;
+	}
+	if (k == 0 || first + (size_t)k * (size_t)k > n)
+		return -1;
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	char title[512];
+	snprintf(title, sizeof title, "Structural matrix of %s (log1p of edges, row: from, column: to)", graph);
+	int cell = 22, w = 140 + k * cell + 40;
+	svg_begin(f, w < 900 ? 900 : w, 130 + k * cell + 30, title);
+	svg_heatmap(f, 140, 120, cell, labels, x + first, k);
+	svg_end(f);
+	return fclose(f) == 0 ? 0 : -1;
+}
 
 int cmd_features(int argc, char **argv)
 {
 	cli_graph_opts o;
 	cli_format fmt = FMT_TABLE;
 	int nonzero = 0;
+	const char *svg = NULL;
 	cli_graph_opts_init(&o);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -37,6 +79,12 @@ int cmd_features(int argc, char **argv)
 		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
 			if (r < 0 || cli_parse_format(&fmt, v, 0))
 				return cli_usage("features", "--format must be table or json");
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--svg", &v))) {
+			if (r < 0)
+				return cli_usage("features", "--svg needs a file name");
+			svg = v;
 			continue;
 		}
 		if (!strcmp(argv[i], "--nonzero")) {
@@ -80,6 +128,10 @@ int cmd_features(int argc, char **argv)
 	}
 	if (fmt == FMT_JSON)
 		printf("\n}\n");
+	if (svg && write_nsm_svg(svg, o.file, x, n)) {
+		fprintf(stderr, "abacus: cannot write '%s'\n", svg);
+		rc = CLI_FAIL;
+	}
 out:
 	free(x);
 	abacus_analysis_free(a);

@@ -2,13 +2,15 @@
  * cmd_inspect.c — `abacus inspect FILE`: the typed graph at one configuration: one row per layer, the
  * totals, the simulated training-step memory and the ops Abacus does not know.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "svg.h"
 
 static const char help[] =
 	"usage: abacus inspect FILE [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam]\n"
-	"                      [--format table|csv|json] [--strict]\n"
+	"                      [--format table|csv|json] [--strict] [--svg FILE]\n"
 	"\n"
 	"Loads an ONNX graph (weights may be stripped), resolves every shape at the given batch and input\n"
 	"sizes, and prints one row per compute layer (name, op, category, output shape, parameters, forward\n"
@@ -19,7 +21,58 @@ static const char help[] =
 	"  --input NAME=DIMS    shape of a graph input, e.g. input=1x3x96x96 (NAME= may be omitted for the first)\n"
 	"  --optimizer OPT      sgd (SGD with momentum, default) or adam: sets the optimizer state in memory\n"
 	"  --format FMT         table (default), csv (layers only) or json\n"
-	"  --strict             fail on ops that are not in the op table instead of counting them as 'other'\n";
+	"  --strict             fail on ops that are not in the op table instead of counting them as 'other'\n"
+	"  --svg FILE           draw the layers with the most compute and the most saved activation memory\n";
+
+/* Bars of the 25 layers with the most forward+backward FLOPs and with the most saved activations. */
+static int write_svg(const char *path, const char *file, const abacus_analysis *a, int64_t batch)
+{
+	enum { K = 25 };
+	size_t n;
+	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	const char *lab[2][K];
+	char names[2][K][48];
+	double val[2][K];
+	int cnt[2] = { 0, 0 };
+	for (int by = 0; by < 2; by++) {
+		unsigned char *used = calloc(n ? n : 1, 1);
+		if (!used)
+			return -1;
+		for (int k = 0; k < K; k++) {
+			size_t best = n;
+			double bv = 0;
+			for (size_t i = 0; i < n; i++) {
+				double v = by ? (double)L[i].saved_bytes / 1048576.0
+				              : ((double)L[i].forward_flops + (double)L[i].backward_flops) / 1e9;
+				if (!used[i] && v > bv) {
+					bv = v;
+					best = i;
+				}
+			}
+			if (best == n)
+				break;
+			used[best] = 1;
+			size_t len = strlen(L[best].name);
+			snprintf(names[by][k], sizeof names[by][k], "%s%s", len > 40 ? "…" : "", L[best].name + (len > 40 ? len - 40 : 0));
+			lab[by][k] = names[by][k];
+			val[by][k] = bv;
+			cnt[by]++;
+		}
+		free(used);
+	}
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	char title[512];
+	snprintf(title, sizeof title, "Per-layer costs of %s at batch %lld", file, (long long)batch);
+	svg_begin(f, 1200, 90 + K * 22, title);
+	svg_text(f, 330, 55, "middle", "forward + backward GFLOPs");
+	svg_text(f, 930, 55, "middle", "saved activations (MiB)");
+	svg_bars(f, 310, 65, 200, lab[0], val[0], cnt[0], "", "#0072b2");
+	svg_bars(f, 910, 65, 200, lab[1], val[1], cnt[1], "", "#d55e00");
+	svg_end(f);
+	return fclose(f) == 0 ? 0 : -1;
+}
 
 static void print_json(const char *file, const abacus_graph *g, const abacus_analysis *a, const abacus_config *cfg)
 {
@@ -169,6 +222,7 @@ int cmd_inspect(int argc, char **argv)
 {
 	cli_graph_opts o;
 	cli_format fmt = FMT_TABLE;
+	const char *svg = NULL;
 	cli_graph_opts_init(&o);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -185,6 +239,12 @@ int cmd_inspect(int argc, char **argv)
 		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
 			if (r < 0 || cli_parse_format(&fmt, v, 1))
 				return cli_usage("inspect", "--format must be table, csv or json");
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--svg", &v))) {
+			if (r < 0)
+				return cli_usage("inspect", "--svg needs a file name");
+			svg = v;
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1])
@@ -210,7 +270,12 @@ int cmd_inspect(int argc, char **argv)
 		print_csv(a);
 	else
 		print_table(o.file, g, a, &o.cfg);
+	int rc = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+	if (svg && write_svg(svg, o.file, a, o.cfg.batch)) {
+		fprintf(stderr, "abacus: cannot write '%s'\n", svg);
+		rc = CLI_FAIL;
+	}
 	abacus_analysis_free(a);
 	abacus_graph_free(g);
-	return fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+	return rc;
 }

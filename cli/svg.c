@@ -75,8 +75,8 @@ void svg_axes_draw(FILE *f, const svg_axes *a, const char *xlabel, const char *y
 		        a->right, ty(a, fy));
 	}
 	svg_text(f, (a->left + a->right) / 2, a->bottom + 34, "middle", xlabel);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 %.1f %.1f)\">", a->left - 52,
-	        (a->top + a->bottom) / 2, a->left - 52, (a->top + a->bottom) / 2);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 %.1f %.1f)\">", a->left - 66,
+	        (a->top + a->bottom) / 2, a->left - 66, (a->top + a->bottom) / 2);
 	esc(f, ylabel);
 	fprintf(f, "</text>\n");
 }
@@ -121,5 +121,28 @@ void svg_bars(FILE *f, int x0, int y0, int width, const char *const *labels, con
 		fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%.1f\" height=\"16\" fill=\"%s\"/>\n", x0, y + 2, w, color);
 		snprintf(buf, sizeof buf, "%.3g%s", values[i], unit);
 		svg_text(f, x0 + w + 6, y + 14, "start", buf);
+	}
+}
+
+void svg_heatmap(FILE *f, int x0, int y0, int cell, const char *const *labels, const double *m, int n)
+{
+	double max = 0;
+	for (int i = 0; i < n * n; i++)
+		max = m[i] > max ? m[i] : max;
+	for (int i = 0; i < n; i++) {
+		svg_text(f, x0 - 6, y0 + i * cell + cell * 0.7, "end", labels[i]);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" transform=\"rotate(-60 %.1f %d)\" text-anchor=\"start\">", x0 + i * cell + cell * 0.5,
+		        y0 - 6, x0 + i * cell + cell * 0.5, y0 - 6);
+		esc(f, labels[i]);
+		fprintf(f, "</text>\n");
+		for (int j = 0; j < n; j++) {
+			double v = m[i * n + j];
+			/* White for zero, then light yellow to dark blue with the (already log-scaled) value. */
+			double t = max > 0 ? v / max : 0;
+			int r = v == 0 ? 255 : (int)(255 - t * 225), g = v == 0 ? 255 : (int)(245 - t * 170),
+			    b = v == 0 ? 255 : (int)(190 + t * 50);
+			fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" stroke=\"#eee\"/>\n",
+			        x0 + j * cell, y0 + i * cell, cell, cell, r, g, b);
+		}
 	}
 }

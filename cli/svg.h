@@ -20,4 +20,7 @@ void svg_hline(FILE *f, const svg_axes *a, double y, const char *color, const ch
 void svg_bars(FILE *f, int x0, int y0, int width, const char *const *labels, const double *values, int n,
               const char *unit, const char *color);
 
+/* n×n matrix m (row-major), rows = source, columns = destination, labels on both axes. */
+void svg_heatmap(FILE *f, int x0, int y0, int cell, const char *const *labels, const double *m, int n);
+
 #endif

@@ -289,12 +289,20 @@ typedef struct abacus_eval_net {
 	size_t n;
 } abacus_eval_net;
 
+/* One scored row: measured and predicted values (for scatter plots). */
+typedef struct abacus_eval_point {
+	const char *network;
+	double time_s, time_pred_s;
+	double memory_bytes, memory_pred_bytes;
+} abacus_eval_point;
+
 typedef struct abacus_eval abacus_eval;
 
 int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
                     const abacus_train_opts *o, abacus_error *err);
 const abacus_eval_stats *abacus_eval_get(const abacus_eval *ev, abacus_eval_metric m);
 const abacus_eval_net *abacus_eval_networks(const abacus_eval *ev, size_t *n);
+const abacus_eval_point *abacus_eval_points(const abacus_eval *ev, size_t *n);
 void abacus_eval_free(abacus_eval *ev);
 
 /* Whether `op_type` (default domain) is in the op table, and its category. */

@@ -221,12 +221,13 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	for (int o = 0; o < n->n_out; o++)
 		if (n->out[o] >= 0 && ab_add(L->output_bytes, shape_bytes(&a->shapes[n->out[o]]), &L->output_bytes))
 			return ab_node_err(c, ABACUS_ESHAPE, "output bytes overflow");
-	/* Saved for backward: the activation tensors named by the masks (not constants, parameters or graph
-	 * inputs, which live anyway) plus the op's extra buffers. Views count toward their producer, so a
+	/* Saved for backward: the activation tensors named by the masks (not constants, parameters, views or
+	 * copies of parameters, or graph inputs, which live anyway) plus the op's extra buffers. Views count toward their producer, so a
 	 * tensor saved by two layers is charged to each here; memory.c counts it once. */
 	L->saved_bytes = any_rg ? k->extra_bytes : 0;
 	for (int i = 0; any_rg && i < n->n_in && i < 16; i++)
-		if (n->in[i] >= 0 && (k->in_mask >> i & 1) && a->g->tensors[n->in[i]].kind == AB_T_VALUE && !a->vals[n->in[i]])
+		if (n->in[i] >= 0 && (k->in_mask >> i & 1) && a->g->tensors[n->in[i]].kind == AB_T_VALUE && !a->vals[n->in[i]] &&
+		    !a->wl[n->in[i]])
 			L->saved_bytes += shape_bytes(&a->shapes[n->in[i]]);
 	for (int o = 0; any_rg && o < n->n_out && o < 16; o++)
 		if (n->out[o] >= 0 && (k->out_mask >> o & 1))

@@ -30,6 +30,8 @@ struct abacus_eval {
 	abacus_eval_stats noise_time, noise_time_adj, noise_mem;
 	abacus_eval_net *nets;
 	size_t n_nets;
+	abacus_eval_point *points;
+	size_t n_points;
 	char **net_names;
 	int protocol;
 };
@@ -53,7 +55,7 @@ static void stats_of(abacus_eval_stats *s, double *err, size_t n)
 /* Scores rows test[0..nt) with a model fitted on train[0..ntr), appending relative errors. */
 static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, const size_t *test, size_t nt,
                       const ab_train_params *prm, double *errs[E_N], size_t *ne, double *net_t, double *net_m,
-                      size_t *net_n, abacus_error *err)
+                      size_t *net_n, abacus_eval_point *pts, int *pt_net, abacus_error *err)
 {
 	ab_model m;
 	int rc = ab_model_fit(&m, ex, train, ntr, prm, 0, err);
@@ -94,6 +96,11 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		errs[E_BASE_TIME][k] = fabs(base_t - T) / T;
 		errs[E_BASE_MEM][k] = fabs(ex->peak[r] - M) / M;
 		errs[E_FLOPS_TIME][k] = fabs(ex->flops[r] / rate[ex->hw[r]] - T) / T;
+		pt_net[k] = ex->net[r]; /* the name is set once the network names move into the result */
+		pts[k].time_s = T;
+		pts[k].time_pred_s = t_adj;
+		pts[k].memory_bytes = M;
+		pts[k].memory_pred_bytes = mem;
 		net_t[ex->net[r]] += errs[E_TIME][k];
 		net_m[ex->net[r]] += errs[E_MEM][k];
 		net_n[ex->net[r]]++;
@@ -138,6 +145,7 @@ void abacus_eval_free(abacus_eval *ev)
 		ab_free(ev->net_names[i]);
 	ab_free(ev->net_names);
 	ab_free(ev->nets);
+	ab_free(ev->points);
 	ab_free(ev);
 }
 
@@ -158,7 +166,10 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	size_t *idx = ab_malloc(n * sizeof *idx), *tr = ab_malloc(n * sizeof *tr), *te = ab_malloc(n * sizeof *te);
 	double *net_t = ab_calloc((size_t)ex.n_nets + 1, sizeof(double)), *net_m = ab_calloc((size_t)ex.n_nets + 1, sizeof(double));
 	size_t *net_n = ab_calloc((size_t)ex.n_nets + 1, sizeof(size_t));
-	if (!ev || !idx || !tr || !te || !net_t || !net_m || !net_n || !errs[E_N - 1] || !errs[0] || !errs[1] ||
+	int *pt_net = ab_malloc(n * sizeof *pt_net);
+	if (ev)
+		ev->points = ab_calloc(n, sizeof *ev->points);
+	if (!ev || !ev->points || !pt_net || !idx || !tr || !te || !net_t || !net_m || !net_n || !errs[E_N - 1] || !errs[0] || !errs[1] ||
 	    !errs[2] || !errs[3] || !errs[4]) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
@@ -180,7 +191,7 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 				else
 					tr[ntr++] = idx[i];
 			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, err);
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, ev->points, pt_net, err);
 		}
 	} else if (protocol == ABACUS_EVAL_LOMO) {
 		if (ex.n_nets < 2) {
@@ -195,7 +206,7 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 				else
 					tr[ntr++] = idx[i];
 			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, err);
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, ev->points, pt_net, err);
 		}
 	} else {
 		if (ex.n_hw < 2) {
@@ -210,11 +221,12 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 				else
 					te[nt++] = idx[i];
 			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, err);
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, ev->points, pt_net, err);
 		}
 	}
 	if (rc)
 		goto out;
+	ev->n_points = ne;
 	for (int k = 0; k < E_N; k++)
 		stats_of(&ev->stats[k], errs[k], ne);
 	noise_floor(ev, &ex, errs[0], errs[1], errs[2]);
@@ -233,7 +245,10 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 		ev->nets[i].memory_mre = net_n[i] ? net_m[i] / (double)net_n[i] : NAN;
 	}
 	ev->n_nets = (size_t)ex.n_nets;
+	for (size_t i = 0; i < ev->n_points; i++)
+		ev->points[i].network = ev->net_names[pt_net[i]];
 out:
+	ab_free(pt_net);
 	for (int k = 0; k < E_N; k++)
 		ab_free(errs[k]);
 	ab_free(idx);
@@ -271,4 +286,10 @@ const abacus_eval_net *abacus_eval_networks(const abacus_eval *ev, size_t *n)
 {
 	*n = ev->n_nets;
 	return ev->nets;
+}
+
+const abacus_eval_point *abacus_eval_points(const abacus_eval *ev, size_t *n)
+{
+	*n = ev->n_points;
+	return ev->points;
 }

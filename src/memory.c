@@ -124,14 +124,15 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 
 	sim s = { 0 };
 	/* Only activations count: initializers, graph inputs and folded constants are not simulated storage. */
-#define ACTIVATION(t) (g->tensors[t].kind == AB_T_VALUE && a->node_layer[g->tensors[t].producer] >= 0)
+	/* Weight-like tensors (transposed or sliced parameters) are views of parameters in PyTorch. */
+#define ACTIVATION(t) (g->tensors[t].kind == AB_T_VALUE && a->node_layer[g->tensors[t].producer] >= 0 && !a->wl[t])
 	/* ---- forward ---- */
 	for (size_t L = 0; L < a->n_layers; L++) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
 		const ab_cost *k = &a->costs[L];
 		for (int o = 0; o < n->n_out; o++) {
 			int t = n->out[o];
-			if (t < 0 || sid[t] != t)
+			if (t < 0 || sid[t] != t || !ACTIVATION(t))
 				continue;
 			alive[t] = 1;
 			add(&s, NULL, bytes(&a->shapes[t]));
