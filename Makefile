@@ -131,8 +131,15 @@ bench: $(B)/bench_abacus $(B)/abacus
 clean:
 	rm -rf build
 
+# make install PREFIX=/usr/local: the CLI, the static library, the header, a pkg-config file, the man
+# page and the bundled predictor (found by `abacus predict` through PREFIX/share/abacus).
 install: $(B)/abacus $(B)/libabacus.a
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/abacus
 	install -m 755 $(B)/abacus $(DESTDIR)$(PREFIX)/bin/abacus
 	install -m 644 $(B)/libabacus.a $(DESTDIR)$(PREFIX)/lib/libabacus.a
 	install -m 644 include/abacus.h $(DESTDIR)$(PREFIX)/include/abacus.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define ABACUS_VERSION "\(.*\)"/\1/p' include/abacus.h)|' \
+		docs/abacus.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/abacus.pc
+	install -m 644 docs/man/abacus.1 $(DESTDIR)$(PREFIX)/share/man/man1/abacus.1
+	if [ -f data/predictor.abacus ]; then install -m 644 data/predictor.abacus $(DESTDIR)$(PREFIX)/share/abacus/; fi

@@ -131,10 +131,11 @@ void ab_graph_destroy(abacus_graph *g)
 	for (int i = 0; i < g->n_nodes; i++) {
 		ab_node *n = &g->nodes[i];
 		ab_free(n->name);
-		ab_free(n->op);
-		ab_free(n->domain);
-		ab_free(n->in);
-		ab_free(n->out);
+		if (n->own_strings) {
+			ab_free(n->op);
+			ab_free(n->domain);
+		}
+		ab_free(n->in); /* n->out points into the same array */
 		for (int k = 0; k < n->n_attrs; k++) {
 			ab_free(n->attrs[k].name);
 			ab_free(n->attrs[k].s);

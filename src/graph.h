@@ -100,6 +100,7 @@ typedef struct ab_node {
 	ab_attr *attrs;
 	int n_attrs;
 	int op_index;                      /* row in the op table, -1 when unknown */
+	int own_strings;                   /* op and domain are owned (unknown ops); else static */
 } ab_node;
 
 struct abacus_graph {

@@ -15,6 +15,7 @@
 
 #include "graph.h"
 #include "names.h"
+#include "ops.h"
 #include "onnx.pb-c.h"
 
 #define AB_MAX_FILE ((size_t)1 << 31)   /* 2 GiB: protobuf's own limit for one message */
@@ -391,12 +392,18 @@ static int add_node(loader *L, const Onnx__NodeProto *p, int index)
 		snprintf(fallback, sizeof fallback, "%.40s_%d", p->op_type, index);
 		n->name = ab_strdup(fallback);
 	}
-	n->op = ab_strdup(p->op_type);
-	n->domain = ab_strdup(p->domain ? p->domain : "");
-	n->in = ab_malloc(p->n_input * sizeof *n->in);
-	n->out = ab_malloc(p->n_output * sizeof *n->out);
-	n->attrs = ab_calloc(p->n_attribute, sizeof *n->attrs);
-	if (!n->name || !n->op || !n->domain || !n->in || !n->out || !n->attrs)
+	/* Few allocations per node: a million-node graph must load in bounded time. Known op types point at
+	 * the op table's name, the default domain at a literal; inputs and outputs share one array. */
+	int row = ab_op_lookup(p->op_type, p->domain ? p->domain : "");
+	n->op = row >= 0 ? (char *)ab_ops[row].name : ab_strdup(p->op_type);
+	n->own_strings = row < 0;
+	n->domain = (char *)(p->domain && p->domain[0] ? p->domain : "");
+	if (n->own_strings)
+		n->domain = ab_strdup(n->domain);
+	n->in = ab_malloc((p->n_input + p->n_output + 1) * sizeof *n->in);
+	n->out = n->in ? n->in + p->n_input : NULL;
+	n->attrs = p->n_attribute ? ab_calloc(p->n_attribute, sizeof *n->attrs) : NULL;
+	if (!n->name || !n->op || !n->domain || !n->in || (p->n_attribute && !n->attrs))
 		return ab_err(L->err, ABACUS_ENOMEM, p->name, "out of memory");
 	n->op_index = -1;
 	for (size_t k = 0; k < p->n_attribute; k++) {

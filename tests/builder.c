@@ -22,7 +22,8 @@ struct tb_model {
 static void *take(tb_model *m, size_t n)
 {
 	void *p = calloc(1, n ? n : 1);
-	m->arena = realloc(m->arena, (m->n_arena + 1) * sizeof *m->arena);
+	if ((m->n_arena & (m->n_arena - 1)) == 0)
+		m->arena = realloc(m->arena, (m->n_arena ? 2 * m->n_arena : 1) * sizeof *m->arena);
 	m->arena[m->n_arena++] = p;
 	return p;
 }
@@ -34,13 +35,16 @@ static char *str(tb_model *m, const char *s)
 	return d;
 }
 
-/* Appends a pointer to a protobuf-c repeated field (n, array). */
+/* Appends a pointer to a protobuf-c repeated field (n, array). Capacity doubles whenever n reaches a
+ * power of two, so building a million-node graph stays linear. */
 #define PUSH(m, n, arr, item)                                                       \
 	do {                                                                            \
-		void **_new = take((m), ((n) + 1) * sizeof(void *));                        \
-		if ((n))                                                                    \
-			memcpy(_new, (arr), (n) * sizeof(void *));                              \
-		(arr) = (void *)_new;                                                       \
+		if ((n) == 0 || ((n) & ((n) - 1)) == 0) {                                   \
+			void **_new = take((m), ((n) ? 2 * (n) : 1) * sizeof(void *));          \
+			if ((n))                                                                \
+				memcpy(_new, (arr), (n) * sizeof(void *));                          \
+			(arr) = (void *)_new;                                                   \
+		}                                                                           \
 		(arr)[(n)++] = (item);                                                      \
 	} while (0)
 

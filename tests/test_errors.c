@@ -321,3 +321,73 @@ void test_fuzz_corpus_replay(void)
 	closedir(d);
 	CHECK(n > 0);
 }
+
+/* Hostile sizes that are valid: a million-node graph loads and analyses (bounded time and memory), and a
+ * 2 GB declared weight in a tiny file costs nothing but its dims (data is never allocated). */
+void test_million_nodes(void);
+void test_million_nodes(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	enum { N = 200000 }; /* ASan makes every allocation ~10× slower; the code path is the same */
+#else
+	enum { N = 1000000 };
+#endif
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 4));
+	char a[32], b[32];
+	for (int i = 0; i < N; i++) {
+		snprintf(a, sizeof a, i ? "t%d" : "x", i - 1);
+		snprintf(b, sizeof b, "t%d", i);
+		tb_node(m, "Relu", (const char *const[]){ a, NULL }, (const char *const[]){ b, NULL });
+	}
+	snprintf(b, sizeof b, "t%d", N - 1);
+	tb_output(m, b);
+	uint8_t *buf;
+	size_t len;
+	tb_pack(m, &buf, &len);
+	tb_free(m);
+	abacus_graph *g = NULL;
+	abacus_error err;
+	abacus_analysis *an = NULL;
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = 2;
+	CHECK(abacus_graph_load(&g, buf, len, &err) == 0);
+	free(buf);
+	if (g) {
+		CHECK(abacus_analyze(&an, g, &cfg, &err) == 0);
+		if (an) {
+			CHECK_EQ_I64(abacus_analysis_totals(an)->layers, N);
+			CHECK_EQ_I64(abacus_analysis_totals(an)->forward_flops, (int64_t)N * 8);
+		}
+	}
+	abacus_analysis_free(an);
+	abacus_graph_free(g);
+}
+
+void test_huge_declared_tensor(void);
+void test_huge_declared_tensor(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 536870912));
+	tb_weight(m, "w", D(536870912)); /* 2 GiB of float32, declared only */
+	tb_node(m, "Mul", L("x", "w"), L("y"));
+	tb_output(m, "y");
+	uint8_t *buf;
+	size_t len;
+	tb_pack(m, &buf, &len);
+	tb_free(m);
+	CHECK(len < 1000);
+	abacus_graph *g = NULL;
+	abacus_error err;
+	abacus_analysis *a = NULL;
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	CHECK(abacus_graph_load(&g, buf, len, &err) == 0);
+	free(buf);
+	CHECK(g && abacus_analyze(&a, g, &cfg, &err) == 0);
+	if (a) {
+		CHECK_EQ_I64(abacus_analysis_totals(a)->params, 536870912);
+		CHECK_EQ_I64(abacus_analysis_memory(a)->weights, 2147483648LL);
+	}
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+}
