@@ -72,6 +72,11 @@ check: $(B)/abacus $(B)/test_abacus $(B)/example $(REPLAYS)
 	$(B)/abacus train tests/data/small.csv --out $(B)/small.abacus --rounds 40
 	$(B)/example $(B)/small.abacus tests/data/graphs/resnet18-64.onnx 256
 
+# The CLI integration tests under valgrind: no invalid access, no definite or indirect leak.
+check-valgrind: $(B)/abacus
+	ABACUS="valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect --error-exitcode=99 --quiet $(B)/abacus" \
+		sh tests/cli_test.sh
+
 # The allocator tracker (collector/tracker.c) is preloaded into Python workers, so it is never built with
 # the sanitizers (an ASan runtime cannot be LD_PRELOADed behind python3), whatever the mode.
 TRACKER_FLAGS := -std=c11 -O2 -g -fPIC $(WARN) $(CFLAGS)

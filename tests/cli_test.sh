@@ -2,6 +2,7 @@
 # cli_test.sh — integration tests of the abacus command line: exit codes, error format, JSON keys.
 # Usage: ABACUS=build/release/abacus sh tests/cli_test.sh
 set -u
+# ABACUS may be a command with arguments (e.g. "valgrind --error-exitcode=99 build/release/abacus").
 A=${ABACUS:-build/release/abacus}
 pass=0
 fail=0
@@ -14,23 +15,23 @@ expect_rc() { # name expected-rc command...
 }
 G=data/graphs/resnet18-224.onnx
 
-expect_rc "no arguments is a usage error" 2 "$A"
-expect_rc "--help" 0 "$A" --help
-expect_rc "inspect --help" 0 "$A" inspect --help
-expect_rc "unknown command" 2 "$A" frobnicate
-expect_rc "inspect without file" 2 "$A" inspect
-expect_rc "inspect missing file" 1 "$A" inspect /nonexistent.onnx
+expect_rc "no arguments is a usage error" 2 $A
+expect_rc "--help" 0 $A --help
+expect_rc "inspect --help" 0 $A inspect --help
+expect_rc "unknown command" 2 $A frobnicate
+expect_rc "inspect without file" 2 $A inspect
+expect_rc "inspect missing file" 1 $A inspect /nonexistent.onnx
 grep -q "abacus: cannot open '/nonexistent.onnx'" /tmp/abacus_cli_err.$$ && ok "error names the file" || bad "error names the file"
-expect_rc "batch 0 is a usage error" 2 "$A" inspect "$G" --batch 0
-expect_rc "negative batch is a usage error" 2 "$A" inspect "$G" --batch -3
-expect_rc "bad optimizer" 2 "$A" inspect "$G" --optimizer rmsprop
-expect_rc "bad dims" 2 "$A" inspect "$G" --input input=1x3xtwo
+expect_rc "batch 0 is a usage error" 2 $A inspect "$G" --batch 0
+expect_rc "negative batch is a usage error" 2 $A inspect "$G" --batch -3
+expect_rc "bad optimizer" 2 $A inspect "$G" --optimizer rmsprop
+expect_rc "bad dims" 2 $A inspect "$G" --input input=1x3xtwo
 head -c 1000 "$G" > /tmp/abacus_trunc.$$.onnx
-expect_rc "truncated graph fails cleanly" 1 "$A" inspect /tmp/abacus_trunc.$$.onnx
+expect_rc "truncated graph fails cleanly" 1 $A inspect /tmp/abacus_trunc.$$.onnx
 grep -q "^abacus: " /tmp/abacus_cli_err.$$ && ok "truncated graph error format" || bad "truncated graph error format"
-expect_rc "inspect table" 0 "$A" inspect "$G" --batch 4
+expect_rc "inspect table" 0 $A inspect "$G" --batch 4
 grep -q "^totals: 11689512 parameters" /tmp/abacus_cli_out.$$ && ok "table totals" || bad "table totals"
-expect_rc "inspect json" 0 "$A" inspect "$G" --batch 4 --optimizer adam --format json
+expect_rc "inspect json" 0 $A inspect "$G" --batch 4 --optimizer adam --format json
 if python3 - /tmp/abacus_cli_out.$$ <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -43,18 +44,18 @@ assert m["peak"] == sum(m[k] for k in ("weights", "buffers", "optimizer", "input
 assert j["config"]["batch"] == 4 and j["layers"][0]["shape"][0] == 4
 PY
 then ok "json keys and invariants"; else bad "json keys and invariants"; fi
-expect_rc "inspect csv" 0 "$A" inspect "$G" --format csv
+expect_rc "inspect csv" 0 $A inspect "$G" --format csv
 head -1 /tmp/abacus_cli_out.$$ | grep -q "^name,op,category,shape,params,forward_flops,backward_flops,output_bytes$" && ok "csv header" || bad "csv header"
-expect_rc "input override" 0 "$A" inspect data/graphs/resnet18-224.onnx --input input=2x3x160x160 --format json
+expect_rc "input override" 0 $A inspect data/graphs/resnet18-224.onnx --input input=2x3x160x160 --format json
 python3 -c "import json,sys; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['layers'][0]['shape']==[2,64,80,80]" && ok "input override shapes" || bad "input override shapes"
 # train / predict / eval on the small fixed dataset.
 M=/tmp/abacus_cli_model.$$
-expect_rc "train" 0 "$A" train tests/data/small.csv --out "$M" --rounds 30
-expect_rc "train without --out" 2 "$A" train tests/data/small.csv
-expect_rc "train bad rounds" 2 "$A" train tests/data/small.csv --out "$M" --rounds 0
-expect_rc "train broken csv" 1 "$A" train tests/cli_test.sh --out "$M.x"
+expect_rc "train" 0 $A train tests/data/small.csv --out "$M" --rounds 30
+expect_rc "train without --out" 2 $A train tests/data/small.csv
+expect_rc "train bad rounds" 2 $A train tests/data/small.csv --out "$M" --rounds 0
+expect_rc "train broken csv" 1 $A train tests/cli_test.sh --out "$M.x"
 grep -q "no 'network' column\|no 'graph' column\|header" /tmp/abacus_cli_err.$$ && ok "broken csv error names the problem" || bad "broken csv error names the problem"
-expect_rc "predict json" 0 "$A" predict tests/data/graphs/resnet18-64.onnx --batch 8 --model "$M" --format json
+expect_rc "predict json" 0 $A predict tests/data/graphs/resnet18-64.onnx --batch 8 --model "$M" --format json
 if python3 - /tmp/abacus_cli_out.$$ <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -63,13 +64,13 @@ assert j["time_lo_s"] <= j["time_s"] <= j["time_hi_s"] and j["memory_lo_bytes"] 
 assert j["hw"] == "cpu1"
 PY
 then ok "predict json keys"; else bad "predict json keys"; fi
-expect_rc "predict unknown hw" 1 "$A" predict tests/data/graphs/resnet18-64.onnx --model "$M" --hw tpu7
+expect_rc "predict unknown hw" 1 $A predict tests/data/graphs/resnet18-64.onnx --model "$M" --hw tpu7
 grep -q "unknown hardware id 'tpu7'" /tmp/abacus_cli_err.$$ && ok "unknown hw error" || bad "unknown hw error"
 head -c 300 "$M" > "$M.trunc"
-expect_rc "predict truncated bundle" 1 "$A" predict tests/data/graphs/resnet18-64.onnx --model "$M.trunc"
+expect_rc "predict truncated bundle" 1 $A predict tests/data/graphs/resnet18-64.onnx --model "$M.trunc"
 grep -q "corrupt or truncated" /tmp/abacus_cli_err.$$ && ok "truncated bundle error" || bad "truncated bundle error"
-expect_rc "predict missing bundle" 1 "$A" predict tests/data/graphs/resnet18-64.onnx --model /nonexistent.abacus
-expect_rc "eval random json" 0 "$A" eval tests/data/small.csv --rounds 30 --format json
+expect_rc "predict missing bundle" 1 $A predict tests/data/graphs/resnet18-64.onnx --model /nonexistent.abacus
+expect_rc "eval random json" 0 $A eval tests/data/small.csv --rounds 30 --format json
 if python3 - /tmp/abacus_cli_out.$$ <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -79,10 +80,10 @@ assert j["memory"]["mre"] < j["memory"]["analytic"]["mre"]
 assert len(j["networks"]) == 4
 PY
 then ok "eval json keys"; else bad "eval json keys"; fi
-expect_rc "eval lomo" 0 "$A" eval tests/data/small.csv --rounds 30 --protocol lomo
-expect_rc "eval cross-hw needs two hw" 1 "$A" eval tests/data/small.csv --protocol cross-hw
-expect_rc "eval bad protocol" 2 "$A" eval tests/data/small.csv --protocol sideways
-expect_rc "features" 0 "$A" features tests/data/graphs/resnet18-64.onnx --batch 2 --format json
+expect_rc "eval lomo" 0 $A eval tests/data/small.csv --rounds 30 --protocol lomo
+expect_rc "eval cross-hw needs two hw" 1 $A eval tests/data/small.csv --protocol cross-hw
+expect_rc "eval bad protocol" 2 $A eval tests/data/small.csv --protocol sideways
+expect_rc "features" 0 $A features tests/data/graphs/resnet18-64.onnx --batch 2 --format json
 python3 -c "import json; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['batch']==2 and j['nsm_input_to_conv']>0" && ok "features json" || bad "features json"
 rm -f "$M" "$M.trunc" "$M.x"
 rm -f /tmp/abacus_cli_out.$$ /tmp/abacus_cli_err.$$ /tmp/abacus_trunc.$$.onnx
