@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Computes the figures of data/README.md (the dataset card) from the committed rows.
+
+Usage: /usr/bin/python3 scripts/dataset_card.py [data/dataset.csv]
+
+Prints, in Markdown: row counts by status, hardware and optimizer; counts per network; the ranges
+covered; the noise floor (median and 90th percentile of the relative difference between the two
+measurements of a repeated configuration, for time, time/calib_s and memory, per hardware id); the
+share of rows measured while other processes were busy; and the machine time the campaign spent.
+Only the standard library is used.
+"""
+import csv
+import statistics
+import sys
+from collections import Counter, defaultdict
+from datetime import datetime
+
+
+def pct(values, q):
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * q
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def rel(a, b):
+    # Symmetric: the error a predictor that knew one measurement exactly would make on the other.
+    return 0.5 * (abs(a - b) / a + abs(a - b) / b)
+
+
+def main(path):
+    rows = list(csv.DictReader(open(path, newline="")))
+    ok = [r for r in rows if r["status"] == "ok" and r["graph"]]
+    print(f"rows: {len(rows)}; by status: " + ", ".join(f"{k} {v}" for k, v in sorted(Counter(r['status'] for r in rows).items())))
+    print(f"ok rows with a graph (usable for training): {len(ok)}")
+    print()
+    print("| hardware | optimizer | ok rows | networks |")
+    print("|---|---|---|---|")
+    by = defaultdict(list)
+    for r in ok:
+        by[(r["hw"], r["optimizer"])].append(r)
+    for (hw, opt), rs in sorted(by.items()):
+        print(f"| {hw} | {opt} | {len(rs)} | {len(set(r['network'] for r in rs))} |")
+    print()
+    nets = Counter(r["network"] for r in ok)
+    print(f"networks with ok rows: {len(nets)}")
+    print("per network (ok rows): " + ", ".join(f"{n} {c}" for n, c in sorted(nets.items())))
+    print()
+    batches = sorted({int(r["batch"]) for r in ok})
+    shapes = Counter(r["input_shape"].split("x", 1)[1] for r in ok)
+    print(f"batch sizes: {batches}")
+    print(f"input shapes (without batch): {len(shapes)} distinct, e.g. " + ", ".join(s for s, _ in shapes.most_common(8)))
+    if ok:
+        ts = [float(r["time_s"]) for r in ok]
+        ms = [int(r["memory_bytes"]) for r in ok]
+        print(f"time_s from {min(ts):.4g} to {max(ts):.4g} s; memory from {min(ms)/2**20:.1f} to {max(ms)/2**20:.1f} MiB")
+    print()
+    # Noise floor: configurations measured more than once (repeat 0 and 1, separate workers).
+    groups = defaultdict(list)
+    for r in ok:
+        groups[(r["network"], r["input_shape"], r["optimizer"], r["hw"])].append(r)
+    print("| hardware | pairs | time median | time p90 | time/calib median | time/calib p90 | memory median | memory p90 |")
+    print("|---|---|---|---|---|---|---|---|")
+    per_hw = defaultdict(lambda: ([], [], []))
+    for (net, shape, opt, hw), rs in groups.items():
+        if len(rs) < 2:
+            continue
+        a, b = rs[0], rs[1]
+        t, tc, m = per_hw[hw]
+        t.append(rel(float(a["time_s"]), float(b["time_s"])))
+        if a["calib_s"] and b["calib_s"]:
+            tc.append(rel(float(a["time_s"]) / float(a["calib_s"]), float(b["time_s"]) / float(b["calib_s"])))
+        m.append(rel(int(a["memory_bytes"]), int(b["memory_bytes"])))
+    for hw, (t, tc, m) in sorted(per_hw.items()):
+        print(f"| {hw} | {len(t)} | {100*pct(t,.5):.2f} % | {100*pct(t,.9):.2f} % | {100*pct(tc,.5):.2f} % | "
+              f"{100*pct(tc,.9):.2f} % | {100*pct(m,.5):.4f} % | {100*pct(m,.9):.4f} % |")
+    print()
+    busy = [float(r["busy_other"]) for r in ok if r.get("busy_other")]
+    if busy:
+        print(f"busy_other (share of the machine used by other processes during timing): median {statistics.median(busy):.2f}; "
+              f"{sum(b > 0.1 for b in busy)} of {len(busy)} rows above 0.10")
+    stamps = sorted(datetime.strptime(r["timestamp"], "%Y-%m-%dT%H:%M:%SZ") for r in rows if r.get("timestamp"))
+    if stamps:
+        # Machine time: sum of gaps between consecutive rows, ignoring pauses longer than 30 minutes.
+        spent = sum(min((b - a).total_seconds(), 1800) for a, b in zip(stamps, stamps[1:]))
+        print(f"campaign: {stamps[0]:%Y-%m-%d %H:%M} to {stamps[-1]:%Y-%m-%d %H:%M} UTC, about {spent/3600:.1f} machine hours")
+    versions = Counter((r["torch_version"], r["torchvision_version"], r["protocol"], r["cpu_model"], r["cores"]) for r in rows)
+    for (tv, tvv, proto, cpu, cores), n in versions.items():
+        print(f"environment: torch {tv}, torchvision {tvv}, protocol {proto}, CPU '{cpu}', {cores} cores ({n} rows)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "data/dataset.csv")
