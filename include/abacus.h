@@ -270,7 +270,7 @@ typedef enum {
 	ABACUS_EVAL_TIME,                /* predictor, with the row's measured speed index (calib_s) */
 	ABACUS_EVAL_TIME_RAW,            /* predictor, with the hardware's median speed index */
 	ABACUS_EVAL_MEMORY,              /* predictor */
-	ABACUS_EVAL_ANALYTIC_TIME,       /* baseline: calib × FLOPs / K, no learning */
+	ABACUS_EVAL_ANALYTIC_TIME,       /* baseline: calib × fitted analytic terms, no trees */
 	ABACUS_EVAL_ANALYTIC_MEMORY,     /* baseline: the simulated peak, no learning */
 	ABACUS_EVAL_FLOPS_TIME,          /* baseline: FLOPs / rate, rate fitted per hardware */
 	ABACUS_EVAL_NOISE_TIME,          /* repeated measurements of one configuration */

@@ -6,7 +6,7 @@
  *   cross-hw  train on one hardware id, test on each other one.
  *
  * Beside the learned predictor, the same folds score two baselines: the analytic estimate alone
- * (simulated peak memory; time = calib × FLOPs / K with K fitted on the training folds) and a
+ * (simulated peak memory; time = calib × Σ c_i · analytic term_i, the c_i fitted on the training folds) and a
  * FLOPs-proportional time model (time = FLOPs / rate, rate fitted per hardware on the training folds,
  * no speed index). Time is scored twice: "raw" predicts with the hardware's median speed index, as a
  * user without `abacus calibrate` would; "adjusted" uses the speed index measured with the row, which
@@ -87,7 +87,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		ab_model_predict_row(&m, ex, r, calib_row, &t_adj, &mem);
 		ab_model_predict_row(&m, ex, r, -1, &t_raw, &mem);
 		double c = calib_row > 0 ? calib_row : m.calib[ex->hw[r]];
-		double base_t = c * ex->flops[r] / m.K;
+		double base_t = ab_time_base(&m, ex->terms + r * AB_TIME_TERMS, c);
 		double T = ex->time[r], M = ex->mem[r];
 		size_t k = *ne;
 		errs[E_TIME][k] = fabs(t_adj - T) / T;

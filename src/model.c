@@ -43,7 +43,7 @@ void ab_examples_free(ab_examples *ex)
 	ab_free(ex->calib);
 	ab_free(ex->flops);
 	ab_free(ex->peak);
-	ab_free(ex->bytes);
+	ab_free(ex->terms);
 	ab_free(ex->hw);
 	ab_free(ex->net);
 	ab_free(ex->rows);
@@ -87,7 +87,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 	ex->calib = ab_malloc(cap * sizeof(double));
 	ex->flops = ab_malloc(cap * sizeof(double));
 	ex->peak = ab_malloc(cap * sizeof(double));
-	ex->bytes = ab_malloc(cap * sizeof(double));
+	ex->terms = ab_malloc(cap * AB_TIME_TERMS * sizeof(double));
 	ex->hw = ab_malloc(cap * sizeof(int));
 	ex->net = ab_malloc(cap * sizeof(int));
 	ex->rows = ab_malloc(cap * sizeof *ex->rows);
@@ -97,7 +97,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 	char **paths = ab_calloc(cap, sizeof *paths);
 	int n_graphs = 0;
 	ab_names gmap = { 0 };
-	if (!ex->X || !ex->time || !ex->mem || !ex->calib || !ex->flops || !ex->peak || !ex->bytes || !ex->hw ||
+	if (!ex->X || !ex->time || !ex->mem || !ex->calib || !ex->flops || !ex->peak || !ex->terms || !ex->hw ||
 	    !ex->net || !ex->rows || !ex->nets || !graphs || !paths || ab_names_init(&gmap, cap)) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
@@ -163,7 +163,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 			rc = ab_examples_vector(ex->X + k * (size_t)ex->d, ex->d, a, threads, err);
 			const abacus_totals *t = abacus_analysis_totals(a);
 			ex->flops[k] = (double)t->forward_flops + (double)t->backward_flops;
-			ex->bytes[k] = (double)t->bytes_read + (double)t->bytes_written;
+			ab_time_terms(ex->terms + k * AB_TIME_TERMS, a);
 			ex->peak[k] = (double)abacus_analysis_memory(a)->peak;
 			abacus_analysis_free(a);
 			if (rc)
@@ -188,12 +188,127 @@ out:
 	return rc;
 }
 
-/* The analytic time base: calib × FLOPs / K. Rows without calib use their hardware's median. */
+void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
+{
+	const abacus_totals *T = abacus_analysis_totals(a);
+	const abacus_memory *M = abacus_analysis_memory(a);
+	t[0] = (double)T->forward_flops + (double)T->backward_flops;
+	t[1] = (double)T->bytes_read + (double)T->bytes_written;
+	t[2] = (double)T->layers;
+	t[3] = 2.0 * (double)M->weights + (double)M->optimizer; /* the step reads and writes all of them */
+}
+
+double ab_time_base(const ab_model *m, const double *terms, double calib)
+{
+	double s = 0;
+	for (int i = 0; i < AB_TIME_TERMS; i++)
+		s += m->coef[i] * terms[i];
+	return calib * s;
+}
+
+/* The analytic time base of row r. Rows without calib use their hardware's median. */
 static double time_base(const ab_model *m, const ab_examples *ex, size_t r, double calib)
 {
 	if (!(calib > 0))
 		calib = m->calib[ex->hw[r]];
-	return calib * ex->flops[r] / m->K;
+	return ab_time_base(m, ex->terms + r * AB_TIME_TERMS, calib);
+}
+
+/* Solves the k×k system A x = b in place (Gaussian elimination, partial pivoting); -1 when singular. */
+static int solve(double *A, double *b, int k)
+{
+	for (int c = 0; c < k; c++) {
+		int p = c;
+		for (int r = c + 1; r < k; r++)
+			if (fabs(A[r * k + c]) > fabs(A[p * k + c]))
+				p = r;
+		if (fabs(A[p * k + c]) < 1e-300)
+			return -1;
+		for (int j = 0; j < k; j++) {
+			double t = A[c * k + j];
+			A[c * k + j] = A[p * k + j];
+			A[p * k + j] = t;
+		}
+		double t = b[c];
+		b[c] = b[p];
+		b[p] = t;
+		for (int r = c + 1; r < k; r++) {
+			double f = A[r * k + c] / A[c * k + c];
+			for (int j = c; j < k; j++)
+				A[r * k + j] -= f * A[c * k + j];
+			b[r] -= f * b[c];
+		}
+	}
+	for (int c = k - 1; c >= 0; c--) {
+		for (int j = c + 1; j < k; j++)
+			b[c] -= A[c * k + j] * b[j];
+		b[c] /= A[c * k + c];
+	}
+	return 0;
+}
+
+/* Non-negative least squares on relative error: minimise Σ ((calib·Σ c_i t_i − time) / time)² over
+ * c ≥ 0. With four terms every subset of active terms is tried (16 small solves) and the best feasible
+ * one kept; terms are scaled to unit RMS first so the normal equations are well conditioned. */
+static void fit_time_coef(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n)
+{
+	enum { K = AB_TIME_TERMS };
+	double scale[K] = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		size_t r = idx[i];
+		double c = ex->calib[r] > 0 ? ex->calib[r] : m->calib[ex->hw[r]];
+		for (int j = 0; j < K; j++) {
+			double x = c * ex->terms[r * K + j] / ex->time[r];
+			scale[j] += x * x;
+		}
+	}
+	for (int j = 0; j < K; j++)
+		scale[j] = scale[j] > 0 ? sqrt(scale[j] / (double)n) : 1;
+	double best = INFINITY, best_c[K] = { 0 };
+	for (int mask = 1; mask < (1 << K); mask++) {
+		int act[K], k = 0;
+		for (int j = 0; j < K; j++)
+			if (mask >> j & 1)
+				act[k++] = j;
+		double A[K * K] = { 0 }, b[K] = { 0 };
+		for (size_t i = 0; i < n; i++) {
+			size_t r = idx[i];
+			double c = ex->calib[r] > 0 ? ex->calib[r] : m->calib[ex->hw[r]];
+			double x[K];
+			for (int a = 0; a < k; a++)
+				x[a] = c * ex->terms[r * K + act[a]] / ex->time[r] / scale[act[a]];
+			for (int a = 0; a < k; a++) {
+				b[a] += x[a];
+				for (int q = 0; q < k; q++)
+					A[a * k + q] += x[a] * x[q];
+			}
+		}
+		if (solve(A, b, k))
+			continue;
+		int feasible = 1;
+		for (int a = 0; a < k; a++)
+			if (!(b[a] >= 0))
+				feasible = 0;
+		if (!feasible)
+			continue;
+		double coef[K] = { 0 }, res = 0;
+		for (int a = 0; a < k; a++)
+			coef[act[a]] = b[a] / scale[act[a]];
+		for (size_t i = 0; i < n; i++) {
+			size_t r = idx[i];
+			double c = ex->calib[r] > 0 ? ex->calib[r] : m->calib[ex->hw[r]];
+			double pred = 0;
+			for (int j = 0; j < K; j++)
+				pred += c * coef[j] * ex->terms[r * K + j];
+			double e = (pred - ex->time[r]) / ex->time[r];
+			res += e * e;
+		}
+		if (res < best) {
+			best = res;
+			memcpy(best_c, coef, sizeof coef);
+		}
+	}
+	memcpy(m->coef, best_c, sizeof best_c);
 }
 
 static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
@@ -206,19 +321,18 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
-	/* K: median of calib × FLOPs / time; per-hardware median calib. */
-	for (size_t i = 0; i < n; i++) {
-		size_t r = idx[i];
-		double c = ex->calib[r] > 0 ? ex->calib[r] : 1.0;
-		v[i] = c * ex->flops[r] / ex->time[r];
-	}
-	m->K = ab_quantile(v, n, 0.5);
+	/* Per-hardware median calib, then the analytic time coefficients. */
 	for (int h = 0; h < ex->n_hw; h++) {
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
 			if (ex->hw[idx[i]] == h && ex->calib[idx[i]] > 0)
 				v[k++] = ex->calib[idx[i]];
 		m->calib[h] = k ? ab_quantile(v, k, 0.5) : 1.0;
+	}
+	fit_time_coef(m, ex, idx, n);
+	if (!(ab_time_base(m, ex->terms + idx[0] * AB_TIME_TERMS, 1.0) > 0)) {
+		rc = ab_err(err, ABACUS_EINVAL, "", "cannot fit the analytic time model: the training rows are degenerate");
+		goto out;
 	}
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];

@@ -2,13 +2,16 @@
  * model.h — training examples built from measured rows, and the learned model: per target (time,
  * memory) an analytic base and a boosted-tree correction of log(measured / base).
  *
- *   memory:  base = the simulated peak (memory.c);         memory = base × exp(f_mem(x))
- *   time:    base = calib × (forward + backward FLOPs) / K  time   = base × exp(f_time(x))
+ *   memory:  base = the simulated peak (memory.c);            memory = base × exp(f_mem(x))
+ *   time:    base = calib × Σ c_i · term_i                    time   = base × exp(f_time(x))
  *
- * K is fitted on the training rows (median of calib × FLOPs / time). `calib` is the row's machine speed
- * index (PROTOCOL.md), or the hardware's median when predicting for a configuration not measured. Both
- * targets are ratios, so the trees learn efficiency, not size: that is what lets them generalise to
- * networks and batch sizes outside the training set.
+ * The time terms are the analytic work of an iteration: forward + backward FLOPs, bytes moved by the
+ * layers, the number of layers (per-operator overhead), and the optimizer step's traffic (weights,
+ * gradients and optimizer state). The c_i ≥ 0 are fitted on the training rows by non-negative least
+ * squares on relative error. `calib` is the row's machine speed index (PROTOCOL.md), or the hardware's
+ * median when predicting a configuration not measured. Both targets are ratios, so the trees learn
+ * efficiency, not size: that is what lets them generalise to networks and batch sizes outside the
+ * training set.
  */
 #ifndef ABACUS_MODEL_H
 #define ABACUS_MODEL_H
@@ -16,12 +19,14 @@
 #include "trees.h"
 
 #define AB_MAX_HW 16
+#define AB_TIME_TERMS 4
 
 typedef struct ab_examples {
 	size_t n;
 	int d;                 /* features per row: the graph schema + hardware threads */
 	double *X;             /* n × d */
-	double *time, *mem, *calib, *flops, *peak, *bytes;
+	double *time, *mem, *calib, *flops, *peak;
+	double *terms;         /* n × AB_TIME_TERMS analytic time terms */
 	int *hw, *net;         /* indices into hw_ids / nets */
 	const abacus_row **rows;
 	char *hw_ids[AB_MAX_HW];
@@ -35,11 +40,13 @@ typedef struct ab_examples {
  * graph fails to load or analyse are an error naming the file and line. */
 int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_sets, const char *root, abacus_error *err);
 void ab_examples_free(ab_examples *ex);
+/* The analytic time terms of one analysed configuration. */
+void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a);
 /* Features of one analysed configuration on hardware with `threads` threads. */
 int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err);
 
 typedef struct ab_model {
-	double K;                      /* calib × FLOPs / time */
+	double coef[AB_TIME_TERMS];    /* seconds per unit of each time term, per unit of calib */
 	double calib[AB_MAX_HW];       /* median calib per hardware id (for configurations not measured) */
 	ab_ensemble time, mem;
 	double q_time[2], q_mem[2];    /* 5 % and 95 % quantiles of cross-validated log residuals */
@@ -53,6 +60,8 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 void ab_model_predict_row(const ab_model *m, const ab_examples *ex, size_t r, double calib, double *time,
                           double *mem);
 void ab_model_free(ab_model *m);
+/* calib × Σ coef_i · terms_i */
+double ab_time_base(const ab_model *m, const double *terms, double calib);
 
 double ab_quantile(double *v, size_t n, double q);   /* sorts v */
 

@@ -7,7 +7,7 @@
  *   abacus-predictor 1
  *   schema <features> <fnv64 of the feature names>
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s>
- *   K <calib × FLOPs / time>
+ *   base <c_flops> <c_bytes> <c_layers> <c_step>   (seconds per unit of each time term, per unit of calib)
  *   rows <training rows>  digest <fnv64 of the training rows>
  *   intervals <time q05> <time q95> <memory q05> <memory q95>      (log residuals)
  *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
@@ -194,10 +194,10 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 	int rc = ab_examples_vector(x, p->d, a, p->hw_threads[h], err);
 	if (rc)
 		return rc;
-	const abacus_totals *t = abacus_analysis_totals(a);
-	double flops = (double)t->forward_flops + (double)t->backward_flops;
+	double terms[AB_TIME_TERMS];
+	ab_time_terms(terms, a);
 	double calib = calib_s > 0 ? calib_s : p->m.calib[h];
-	double tb = calib * flops / p->m.K;
+	double tb = ab_time_base(&p->m, terms, calib);
 	double peak = (double)abacus_analysis_memory(a)->peak;
 	double ft = ab_ensemble_predict(&p->m.time, x, p->d), fm = ab_ensemble_predict(&p->m.mem, x, p->d);
 	out->time_s = tb * exp(ft);
@@ -236,7 +236,8 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 	              (unsigned long long)p->schema, p->n_hw);
 	for (int h = 0; h < p->n_hw; h++)
 		ab_buf_printf(&b, "hw_id %s %d %a\n", p->hw_ids[h], p->hw_threads[h], p->m.calib[h]);
-	ab_buf_printf(&b, "K %a\nrows %zu\ndigest %016llx\nintervals %a %a %a %a\n", p->m.K, p->rows,
+	ab_buf_printf(&b, "base %a %a %a %a\nrows %zu\ndigest %016llx\nintervals %a %a %a %a\n", p->m.coef[0], p->m.coef[1],
+	              p->m.coef[2], p->m.coef[3], p->rows,
 	              (unsigned long long)p->digest, p->m.q_time[0], p->m.q_time[1], p->m.q_mem[0], p->m.q_mem[1]);
 	put_ensemble(&b, "time", &p->m.time);
 	put_ensemble(&b, "memory", &p->m.mem);
@@ -390,11 +391,14 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		p->n_hw = h + 1;
 	}
 	unsigned long long digest;
-	if (next_line(&r) || sscanf(r.buf, "K %la", &p->m.K) != 1 || !(p->m.K > 0) || next_line(&r) ||
+	if (next_line(&r) ||
+	    sscanf(r.buf, "base %la %la %la %la", &p->m.coef[0], &p->m.coef[1], &p->m.coef[2], &p->m.coef[3]) != 4 ||
+	    !(p->m.coef[0] >= 0 && p->m.coef[1] >= 0 && p->m.coef[2] >= 0 && p->m.coef[3] >= 0) ||
+	    !(p->m.coef[0] + p->m.coef[1] + p->m.coef[2] + p->m.coef[3] > 0) || next_line(&r) ||
 	    sscanf(r.buf, "rows %zu", &p->rows) != 1 || next_line(&r) || sscanf(r.buf, "digest %llx", &digest) != 1 ||
 	    next_line(&r) ||
 	    sscanf(r.buf, "intervals %la %la %la %la", &p->m.q_time[0], &p->m.q_time[1], &p->m.q_mem[0], &p->m.q_mem[1]) != 4) {
-		rc = bad(&r, err, "expected K, rows, digest and intervals");
+		rc = bad(&r, err, "expected base, rows, digest and intervals");
 		goto out;
 	}
 	p->digest = digest;
