@@ -9,8 +9,22 @@ set -u
 cd "$(dirname "$0")/.."
 A=build/release/abacus
 OUT=${OUT:-data/dataset.csv}
-COMMON=(--out "$OUT" --graphs data/graphs --max-iter-seconds 5 --timeout 900 --repeat 2 --repeat-percent 15
-        --optimizer sgd,adam --log data/campaign-workers.log)
+# Cheap networks first (rough training cost at 64×64), so that every phase covers many networks early;
+# networks not named here follow in zoo order.
+CHEAP=mlp,lstm_lm,gru_lm,transformer_enc,unet_small,squeezenet1_1,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5,\
+mobilenet_v3_small,shufflenet_v2_x1_0,mnasnet0_75,mobilenet_v2,mnasnet1_0,mobilenet_v3_large,lraspp_mobilenet_v3_large,\
+shufflenet_v2_x1_5,mnasnet1_3,regnet_x_400mf,regnet_y_400mf,shufflenet_v2_x2_0,efficientnet_b0,resnet18,regnet_x_800mf,\
+regnet_y_800mf,efficientnet_b1,googlenet,resnet34,alexnet,efficientnet_b2,regnet_x_1_6gf,regnet_y_1_6gf,densenet121,\
+resnet50,efficientnet_b3,inception_v3,vit_b_32,resnext50_32x4d,regnet_x_3_2gf,regnet_y_3_2gf,densenet169,efficientnet_v2_s,\
+densenet201,swin_t,convnext_tiny,resnet101,vgg11,vgg11_bn,vgg13,vgg13_bn,vit_b_16,efficientnet_b4,densenet161,swin_v2_t,\
+resnet152,wide_resnet50_2,maxvit_t,vgg16,vgg16_bn,vgg19,vgg19_bn,regnet_x_8gf,regnet_y_8gf,convnext_small,swin_s
+ALL=$(/usr/bin/python3 collector/worker.py --list 2>/dev/null | /usr/bin/python3 -c "
+import json, sys
+cheap = '$CHEAP'.split(',')
+names = [json.loads(l)['name'] for l in sys.stdin if l.strip()]
+print(','.join([n for n in cheap if n in names] + [n for n in names if n not in cheap]))")
+COMMON=(--out "$OUT" --graphs data/graphs --max-iter-seconds 3 --timeout 900 --repeat 2 --repeat-percent 15
+        --optimizer sgd,adam --log data/campaign-workers.log --models "$ALL")
 phase() {
 	echo "== $(date -u +%FT%TZ) phase: $*"
 	"$A" profile "${COMMON[@]}" "$@" || echo "== phase ended with status $?"
