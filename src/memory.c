@@ -191,7 +191,11 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 			if (t < 0 || !a->rg[t])
 				continue;
 			if (g->tensors[t].is_param) {
-				add(&s, &s.pgrad, bytes(&a->shapes[t]));
+				/* One gradient buffer per parameter, however many layers read it (PyTorch accumulates). */
+				if (!grad[t]) {
+					grad[t] = 1;
+					add(&s, &s.pgrad, bytes(&a->shapes[t]));
+				}
 				continue;
 			}
 			int st = sid[t];
