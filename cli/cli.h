@@ -31,7 +31,22 @@ typedef struct cli_graph_opts {
 	abacus_config cfg;
 	abacus_input_shape inputs[16];
 	size_t n_inputs;
+	cli_format fmt;
+	const char *model, *hw, *svg;  /* --model, --hw, --svg where the command accepts them */
 } cli_graph_opts;
+
+/* Which shared options a command accepts beside --batch, --input, --optimizer, --strict, --format. */
+enum { CLI_ACCEPT_CSV = 1, CLI_ACCEPT_MODEL = 2, CLI_ACCEPT_HW = 4, CLI_ACCEPT_SVG = 8 };
+/* A command's own options: returns 1 when argv[*i] was one (consuming its value), 0 when not, or
+ * CLI_USAGE negated after printing a usage error. */
+typedef int (*cli_extra_fn)(void *ctx, const char *cmd, int argc, char **argv, int *i);
+/* Parses `cmd GRAPH [options]`. Returns -1 when the command should go on, else the exit code to return
+ * (CLI_OK after --help, CLI_USAGE after a usage error, already printed). */
+int cli_parse_graph_args(cli_graph_opts *o, const char *cmd, const char *help, unsigned accept, int argc,
+                         char **argv, cli_extra_fn extra, void *ctx);
+/* Loads o->file and analyses it at o->cfg; on failure prints the error, frees what it made and returns
+ * CLI_FAIL. */
+int cli_analyze(abacus_graph **g, abacus_analysis **a, const cli_graph_opts *o);
 void cli_graph_opts_init(cli_graph_opts *o);
 /* Consumes --batch, --input, --optimizer, --strict at argv[*i]; 1 consumed, 0 not ours, <0 usage error
  * (already printed). */

@@ -57,60 +57,34 @@ static int write_nsm_svg(const char *path, const char *graph, const double *x, s
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+static int nonzero_opt(void *ctx, const char *cmd, int argc, char **argv, int *i)
+{
+	(void)cmd;
+	(void)argc;
+	if (strcmp(argv[*i], "--nonzero"))
+		return 0;
+	*(int *)ctx = 1;
+	return 1;
+}
+
 int cmd_features(int argc, char **argv)
 {
 	cli_graph_opts o;
-	cli_format fmt = FMT_TABLE;
 	int nonzero = 0;
-	const char *svg = NULL;
 	cli_graph_opts_init(&o);
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int r;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(help, stdout);
-			return CLI_OK;
-		}
-		if ((r = cli_graph_opt(&o, "features", argc, argv, &i)) != 0) {
-			if (r < 0)
-				return CLI_USAGE;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
-			if (r < 0 || cli_parse_format(&fmt, v, 0))
-				return cli_usage("features", "--format must be table or json");
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--svg", &v))) {
-			if (r < 0)
-				return cli_usage("features", "--svg needs a file name");
-			svg = v;
-			continue;
-		}
-		if (!strcmp(argv[i], "--nonzero")) {
-			nonzero = 1;
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage("features", "unknown option '%s'", argv[i]);
-		if (o.file)
-			return cli_usage("features", "only one FILE is accepted");
-		o.file = argv[i];
-	}
-	if (!o.file)
-		return cli_usage("features", "missing FILE");
+	int rc = cli_parse_graph_args(&o, "features", help, CLI_ACCEPT_SVG, argc, argv, nonzero_opt, &nonzero);
+	if (rc >= 0)
+		return rc;
 	abacus_error err;
-	abacus_graph *g = NULL;
-	abacus_analysis *a = NULL;
-	if (abacus_graph_load_file(&g, o.file, &err))
-		return cli_fail(&err);
-	if (abacus_analyze(&a, g, &o.cfg, &err)) {
-		abacus_graph_free(g);
-		return cli_fail(&err);
-	}
+	abacus_graph *g;
+	abacus_analysis *a;
+	if (cli_analyze(&g, &a, &o))
+		return CLI_FAIL;
+	cli_format fmt = o.fmt;
+	const char *svg = o.svg;
 	size_t n = abacus_features_count();
 	double *x = malloc(n * sizeof *x);
-	int rc = CLI_OK;
+	rc = CLI_OK;
 	if (!x || abacus_features(x, n, a, &err)) {
 		rc = x ? cli_fail(&err) : CLI_FAIL;
 		goto out;

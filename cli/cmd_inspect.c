@@ -221,56 +221,23 @@ static void print_table(const char *file, const abacus_graph *g, const abacus_an
 int cmd_inspect(int argc, char **argv)
 {
 	cli_graph_opts o;
-	cli_format fmt = FMT_TABLE;
-	const char *svg = NULL;
 	cli_graph_opts_init(&o);
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int r;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(help, stdout);
-			return CLI_OK;
-		}
-		if ((r = cli_graph_opt(&o, "inspect", argc, argv, &i)) != 0) {
-			if (r < 0)
-				return CLI_USAGE;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
-			if (r < 0 || cli_parse_format(&fmt, v, 1))
-				return cli_usage("inspect", "--format must be table, csv or json");
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--svg", &v))) {
-			if (r < 0)
-				return cli_usage("inspect", "--svg needs a file name");
-			svg = v;
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage("inspect", "unknown option '%s'", argv[i]);
-		if (o.file)
-			return cli_usage("inspect", "only one FILE is accepted (got '%s' and '%s')", o.file, argv[i]);
-		o.file = argv[i];
-	}
-	if (!o.file)
-		return cli_usage("inspect", "missing FILE");
-	abacus_error err;
-	abacus_graph *g = NULL;
-	abacus_analysis *a = NULL;
-	if (abacus_graph_load_file(&g, o.file, &err))
-		return cli_fail(&err);
-	if (abacus_analyze(&a, g, &o.cfg, &err)) {
-		abacus_graph_free(g);
-		return cli_fail(&err);
-	}
+	int rc = cli_parse_graph_args(&o, "inspect", help, CLI_ACCEPT_CSV | CLI_ACCEPT_SVG, argc, argv, NULL, NULL);
+	if (rc >= 0)
+		return rc;
+	abacus_graph *g;
+	abacus_analysis *a;
+	if (cli_analyze(&g, &a, &o))
+		return CLI_FAIL;
+	cli_format fmt = o.fmt;
+	const char *svg = o.svg;
 	if (fmt == FMT_JSON)
 		print_json(o.file, g, a, &o.cfg);
 	else if (fmt == FMT_CSV)
 		print_csv(a);
 	else
 		print_table(o.file, g, a, &o.cfg);
-	int rc = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
+	rc = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;
 	if (svg && write_svg(svg, o.file, a, o.cfg.batch)) {
 		fprintf(stderr, "abacus: cannot write '%s'\n", svg);
 		rc = CLI_FAIL;

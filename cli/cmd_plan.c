@@ -137,73 +137,47 @@ static int write_svg(const char *path, const char *graph, const point *pts, int 
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+typedef struct plan_opts {
+	int64_t budget, samples, max_batch;
+} plan_opts;
+
+static int plan_opt(void *ctx, const char *cmd, int argc, char **argv, int *i)
+{
+	plan_opts *p = ctx;
+	const char *v;
+	int r;
+	if (!strcmp(argv[*i], "--batch") || !strncmp(argv[*i], "--batch=", 8))
+		return -cli_usage(cmd, "plan chooses the batch; use --max-batch to bound it");
+	if ((r = cli_opt(argc, argv, i, "--mem", &v))) {
+		if (r < 0 || parse_bytes(&p->budget, v))
+			return -cli_usage(cmd, "--mem needs a positive size such as 16GiB or 512MiB, got '%s'", r < 0 ? "" : v);
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--samples", &v))) {
+		if (r < 0 || cli_parse_i64(&p->samples, v, 1, INT64_MAX / 2))
+			return -cli_usage(cmd, "--samples needs a positive integer");
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--max-batch", &v))) {
+		if (r < 0 || cli_parse_i64(&p->max_batch, v, 1, (int64_t)1 << 30))
+			return -cli_usage(cmd, "--max-batch needs a positive integer (batch 0 is not a batch)");
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	cli_graph_opts o;
-	cli_format fmt = FMT_TABLE;
-	const char *model = NULL, *hw = NULL, *svg = NULL;
-	int64_t budget = -1, samples = 50000, max_batch = 65536;
+	plan_opts po = { -1, 50000, 65536 };
 	cli_graph_opts_init(&o);
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int r;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(help, stdout);
-			return CLI_OK;
-		}
-		if (!strcmp(argv[i], "--batch"))
-			return cli_usage("plan", "plan chooses the batch; use --max-batch to bound it");
-		if ((r = cli_graph_opt(&o, "plan", argc, argv, &i)) != 0) {
-			if (r < 0)
-				return CLI_USAGE;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--mem", &v))) {
-			if (r < 0 || parse_bytes(&budget, v))
-				return cli_usage("plan", "--mem needs a positive size such as 16GiB or 512MiB, got '%s'", r < 0 ? "" : v);
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--samples", &v))) {
-			if (r < 0 || cli_parse_i64(&samples, v, 1, INT64_MAX / 2))
-				return cli_usage("plan", "--samples needs a positive integer");
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--max-batch", &v))) {
-			if (r < 0 || cli_parse_i64(&max_batch, v, 1, (int64_t)1 << 30))
-				return cli_usage("plan", "--max-batch needs a positive integer (batch 0 is not a batch)");
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
-			if (r < 0 || cli_parse_format(&fmt, v, 0))
-				return cli_usage("plan", "--format must be table or json");
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--model", &v))) {
-			if (r < 0)
-				return cli_usage("plan", "--model needs a file");
-			model = v;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--hw", &v))) {
-			if (r < 0)
-				return cli_usage("plan", "--hw needs an id such as cpu1");
-			hw = v;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--svg", &v))) {
-			if (r < 0)
-				return cli_usage("plan", "--svg needs a file name");
-			svg = v;
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage("plan", "unknown option '%s'", argv[i]);
-		if (o.file)
-			return cli_usage("plan", "only one GRAPH is accepted");
-		o.file = argv[i];
-	}
-	if (!o.file)
-		return cli_usage("plan", "missing GRAPH");
+	int prc = cli_parse_graph_args(&o, "plan", help, CLI_ACCEPT_MODEL | CLI_ACCEPT_HW | CLI_ACCEPT_SVG, argc, argv,
+	                               plan_opt, &po);
+	if (prc >= 0)
+		return prc;
+	cli_format fmt = o.fmt;
+	const char *model = o.model, *hw = o.hw, *svg = o.svg;
+	int64_t budget = po.budget, samples = po.samples, max_batch = po.max_batch;
 	if (budget < 0 && (budget = mem_available()) < 0)
 		return cli_usage("plan", "cannot read MemAvailable from /proc/meminfo; give --mem SIZE");
 	char path[4096];

@@ -49,57 +49,30 @@ int cli_default_model(char *buf, size_t len)
 	return 0;
 }
 
+static int calib_opt(void *ctx, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r = cli_opt(argc, argv, i, "--calib", &v);
+	if (r == 0)
+		return 0;
+	char *end;
+	double c = r < 0 ? 0 : strtod(v, &end);
+	if (r < 0 || *end || !(c > 0 && c < 1e6))
+		return -cli_usage(cmd, "--calib needs a positive number of seconds");
+	*(double *)ctx = c;
+	return 1;
+}
+
 int cmd_predict(int argc, char **argv)
 {
 	cli_graph_opts o;
-	cli_format fmt = FMT_TABLE;
-	const char *model = NULL, *hw = NULL;
 	double calib = 0;
 	cli_graph_opts_init(&o);
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int r;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(help, stdout);
-			return CLI_OK;
-		}
-		if ((r = cli_graph_opt(&o, "predict", argc, argv, &i)) != 0) {
-			if (r < 0)
-				return CLI_USAGE;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
-			if (r < 0 || cli_parse_format(&fmt, v, 0))
-				return cli_usage("predict", "--format must be table or json");
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--model", &v))) {
-			if (r < 0)
-				return cli_usage("predict", "--model needs a file");
-			model = v;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--hw", &v))) {
-			if (r < 0)
-				return cli_usage("predict", "--hw needs an id such as cpu1");
-			hw = v;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--calib", &v))) {
-			char *end;
-			calib = r < 0 ? 0 : strtod(v, &end);
-			if (r < 0 || *end || !(calib > 0 && calib < 1e6))
-				return cli_usage("predict", "--calib needs a positive number of seconds");
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage("predict", "unknown option '%s'", argv[i]);
-		if (o.file)
-			return cli_usage("predict", "only one GRAPH is accepted");
-		o.file = argv[i];
-	}
-	if (!o.file)
-		return cli_usage("predict", "missing GRAPH");
+	int rc = cli_parse_graph_args(&o, "predict", help, CLI_ACCEPT_MODEL | CLI_ACCEPT_HW, argc, argv, calib_opt, &calib);
+	if (rc >= 0)
+		return rc;
+	cli_format fmt = o.fmt;
+	const char *model = o.model, *hw = o.hw;
 	char path[PATH_MAX + 64];
 	if (!model) {
 		cli_default_model(path, sizeof path);
@@ -110,7 +83,7 @@ int cmd_predict(int argc, char **argv)
 	abacus_graph *g = NULL;
 	abacus_analysis *a = NULL;
 	abacus_prediction pr;
-	int rc = CLI_FAIL;
+	rc = CLI_FAIL;
 	if (abacus_predictor_load_file(&p, model, &err) || abacus_graph_load_file(&g, o.file, &err) ||
 	    abacus_analyze(&a, g, &o.cfg, &err) || abacus_predict(&pr, p, a, hw, calib, &err)) {
 		rc = cli_fail(&err);

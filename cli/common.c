@@ -243,3 +243,64 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, int json)
 		}
 	}
 }
+
+int cli_parse_graph_args(cli_graph_opts *o, const char *cmd, const char *help, unsigned accept, int argc,
+                         char **argv, cli_extra_fn extra, void *ctx)
+{
+	static const struct { unsigned flag; const char *name; const char *what; } named[] = {
+		{ CLI_ACCEPT_MODEL, "--model", "a predictor bundle file" },
+		{ CLI_ACCEPT_HW, "--hw", "a hardware id such as cpu1" },
+		{ CLI_ACCEPT_SVG, "--svg", "a file name" },
+	};
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int r;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(help, stdout);
+			return CLI_OK;
+		}
+		/* The command's own options first: they may refuse a shared one (plan refuses --batch). */
+		if ((extra && (r = extra(ctx, cmd, argc, argv, &i)) != 0) || (r = cli_graph_opt(o, cmd, argc, argv, &i)) != 0) {
+			if (r < 0)
+				return CLI_USAGE;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
+			if (r < 0 || cli_parse_format(&o->fmt, v, (accept & CLI_ACCEPT_CSV) != 0))
+				return cli_usage(cmd, "--format must be table%s or json", (accept & CLI_ACCEPT_CSV) ? ", csv" : "");
+			continue;
+		}
+		int taken = 0;
+		for (size_t k = 0; k < sizeof named / sizeof named[0] && !taken; k++) {
+			if (!(accept & named[k].flag) || !(r = cli_opt(argc, argv, &i, named[k].name, &v)))
+				continue;
+			if (r < 0)
+				return cli_usage(cmd, "%s needs %s", named[k].name, named[k].what);
+			*(named[k].flag == CLI_ACCEPT_MODEL ? &o->model : named[k].flag == CLI_ACCEPT_HW ? &o->hw : &o->svg) = v;
+			taken = 1;
+		}
+		if (taken)
+			continue;
+		if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage(cmd, "unknown option '%s'", argv[i]);
+		if (o->file)
+			return cli_usage(cmd, "only one graph file is accepted (got '%s' and '%s')", o->file, argv[i]);
+		o->file = argv[i];
+	}
+	if (!o->file)
+		return cli_usage(cmd, "missing the graph file (an .onnx file)");
+	return -1;
+}
+
+int cli_analyze(abacus_graph **g, abacus_analysis **a, const cli_graph_opts *o)
+{
+	abacus_error err;
+	*g = NULL;
+	*a = NULL;
+	if (abacus_graph_load_file(g, o->file, &err) || abacus_analyze(a, *g, &o->cfg, &err)) {
+		abacus_graph_free(*g);
+		*g = NULL;
+		return cli_fail(&err);
+	}
+	return CLI_OK;
+}

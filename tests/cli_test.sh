@@ -13,7 +13,7 @@ expect_rc() { # name expected-rc command...
 	"$@" >/tmp/abacus_cli_out.$$ 2>/tmp/abacus_cli_err.$$; rc=$?
 	if [ "$rc" -eq "$want" ]; then ok "$name"; else bad "$name (rc $rc, wanted $want)"; cat /tmp/abacus_cli_err.$$; fi
 }
-G=data/graphs/resnet18-224.onnx
+G=tests/data/graphs/resnet18-64.onnx
 
 expect_rc "no arguments is a usage error" 2 $A
 expect_rc "--help" 0 $A --help
@@ -46,7 +46,7 @@ PY
 then ok "json keys and invariants"; else bad "json keys and invariants"; fi
 expect_rc "inspect csv" 0 $A inspect "$G" --format csv
 head -1 /tmp/abacus_cli_out.$$ | grep -q "^name,op,category,shape,params,forward_flops,backward_flops,output_bytes$" && ok "csv header" || bad "csv header"
-expect_rc "input override" 0 $A inspect data/graphs/resnet18-224.onnx --input input=2x3x160x160 --format json
+expect_rc "input override" 0 $A inspect "$G" --input input=2x3x160x160 --format json
 python3 -c "import json,sys; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['layers'][0]['shape']==[2,64,80,80]" && ok "input override shapes" || bad "input override shapes"
 # train / predict / eval on the small fixed dataset.
 M=/tmp/abacus_cli_model.$$
@@ -85,6 +85,41 @@ expect_rc "eval cross-hw needs two hw" 1 $A eval tests/data/small.csv --protocol
 expect_rc "eval bad protocol" 2 $A eval tests/data/small.csv --protocol sideways
 expect_rc "features" 0 $A features tests/data/graphs/resnet18-64.onnx --batch 2 --format json
 python3 -c "import json; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['batch']==2 and j['nsm_input_to_conv']>0" && ok "features json" || bad "features json"
+# plan: the largest batch, JSON keys, errors for bad budgets and ids.
+expect_rc "plan json" 0 $A plan tests/data/graphs/resnet18-64.onnx --mem 300MiB --model "$M" --format json --samples 1000
+if python3 - /tmp/abacus_cli_out.$$ <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["max_batch"] >= 1 and j["batches"]
+fits = {b["batch"]: b for b in j["batches"]}
+assert fits[j["max_batch"]]["memory_hi_bytes"] <= j["budget_bytes"]
+if j["max_batch"] + 1 in fits: assert fits[j["max_batch"] + 1]["memory_hi_bytes"] > j["budget_bytes"]
+for b in j["batches"]:
+    assert b["verdict"] in ("fits", "risky", "does not fit")
+    bd = b["breakdown"]
+    assert sum(bd.values()) == b["memory_bytes"], (sum(bd.values()), b["memory_bytes"])
+PY
+then ok "plan json keys and max batch"; else bad "plan json keys and max batch"; fi
+expect_rc "plan negative memory" 2 $A plan tests/data/graphs/resnet18-64.onnx --mem -5GiB --model "$M"
+expect_rc "plan zero max batch" 2 $A plan tests/data/graphs/resnet18-64.onnx --max-batch 0 --model "$M"
+expect_rc "plan refuses --batch" 2 $A plan tests/data/graphs/resnet18-64.onnx --batch 8 --model "$M"
+expect_rc "plan unknown hw" 1 $A plan tests/data/graphs/resnet18-64.onnx --mem 1GiB --hw gpu9 --model "$M"
+expect_rc "plan budget below weights" 1 $A plan tests/data/graphs/resnet18-64.onnx --mem 50MiB --model "$M"
+grep -q "too small" /tmp/abacus_cli_err.$$ && ok "budget error says why" || bad "budget error says why"
+# Every picture is well-formed SVG.
+S=/tmp/abacus_cli_svg.$$
+expect_rc "plan svg" 0 $A plan tests/data/graphs/resnet18-64.onnx --mem 300MiB --model "$M" --svg "$S.plan.svg"
+expect_rc "inspect svg" 0 $A inspect tests/data/graphs/resnet18-64.onnx --svg "$S.inspect.svg"
+expect_rc "features svg" 0 $A features tests/data/graphs/resnet18-64.onnx --svg "$S.nsm.svg"
+expect_rc "eval svg" 0 $A eval tests/data/small.csv --rounds 20 --svg "$S.eval.svg"
+if python3 -c "
+import sys, xml.etree.ElementTree as ET
+for f in sys.argv[1:]:
+    root = ET.parse(f).getroot()
+    assert root.tag.endswith('svg') and len(list(root.iter())) > 20, f
+" "$S.plan.svg" "$S.inspect.svg" "$S.nsm.svg" "$S.eval.svg"; then ok "svgs are well-formed XML"; else bad "svgs are well-formed XML"; fi
+expect_rc "svg to an unwritable path" 1 $A inspect tests/data/graphs/resnet18-64.onnx --svg /nonexistent/dir/x.svg
+rm -f "$S".*.svg
 rm -f "$M" "$M.trunc" "$M.x"
 rm -f /tmp/abacus_cli_out.$$ /tmp/abacus_cli_err.$$ /tmp/abacus_trunc.$$.onnx
 echo "cli: $pass passed, $fail failed"
