@@ -128,6 +128,8 @@ int ab_shape_resize(ab_ctx *c);
 int ab_shape_like_input1(ab_ctx *c);
 int ab_shape_depth_space(ab_ctx *c);
 int ab_shape_random(ab_ctx *c);
+int ab_shape_onehot(ab_ctx *c);
+int ab_shape_gather_nd(ab_ctx *c);
 
 /* ops_nn.c */
 int ab_shape_conv(ab_ctx *c);

@@ -759,3 +759,52 @@ int ab_shape_random(ab_ctx *c)
 		return ab_node_err(c, ABACUS_EGRAPH, "needs a shape attribute of at most %d dims", ABACUS_MAX_RANK);
 	return ab_set_out(c, 0, (int)ab_attr_int(n, "dtype", AB_DT_FLOAT), (int)cnt, dims);
 }
+
+/* OneHot: indices shape with `depth` (a constant input) inserted at `axis`. */
+int ab_shape_onehot(ab_ctx *c)
+{
+	int rc;
+	if ((rc = ab_need(c, 0)) || (rc = ab_need_val(c, 1, "depth")) || (rc = ab_need(c, 2)))
+		return rc;
+	const ab_shape *ix = ab_in(c, 0);
+	const ab_value *d = ab_inval(c, 1);
+	if (d->n < 1)
+		return ab_node_err(c, ABACUS_ESHAPE, "depth must be a scalar");
+	int r = ix->rank + 1;
+	if (r > ABACUS_MAX_RANK)
+		return ab_node_err(c, ABACUS_ELIMIT, "output rank %d exceeds %d", r, ABACUS_MAX_RANK);
+	int axis = ab_axis(ab_attr_int(c->n, "axis", -1), r);
+	if (axis < 0)
+		return ab_node_err(c, ABACUS_ESHAPE, "axis is out of range");
+	int64_t depth = ab_value_geti(d, 0), dims[ABACUS_MAX_RANK];
+	if (depth <= 0)
+		return ab_node_err(c, ABACUS_ESHAPE, "depth must be positive, got %lld", (long long)depth);
+	for (int i = 0, j = 0; i < r; i++)
+		dims[i] = i == axis ? depth : ix->dims[j++];
+	return ab_set_out(c, 0, ab_in(c, 2)->dtype, r, dims);
+}
+
+/* GatherND: indices.shape[:-1] + data.shape[batch_dims + indices.shape[-1]:]. */
+int ab_shape_gather_nd(ab_ctx *c)
+{
+	int rc;
+	if ((rc = ab_need(c, 0)) || (rc = ab_need(c, 1)))
+		return rc;
+	const ab_shape *d = ab_in(c, 0), *ix = ab_in(c, 1);
+	int64_t b = ab_attr_int(c->n, "batch_dims", 0);
+	if (ix->rank < 1 || b < 0 || b >= ix->rank)
+		return ab_node_err(c, ABACUS_ESHAPE, "invalid indices rank %d or batch_dims %lld", ix->rank, (long long)b);
+	int64_t last = ix->dims[ix->rank - 1];
+	if (last < 1 || b + last > d->rank)
+		return ab_node_err(c, ABACUS_ESHAPE, "indices address %lld dims of a rank-%d input", (long long)last, d->rank);
+	int r = ix->rank - 1 + d->rank - (int)(b + last);
+	if (r > ABACUS_MAX_RANK)
+		return ab_node_err(c, ABACUS_ELIMIT, "output rank %d exceeds %d", r, ABACUS_MAX_RANK);
+	int64_t dims[ABACUS_MAX_RANK];
+	int j = 0;
+	for (int i = 0; i < ix->rank - 1; i++)
+		dims[j++] = ix->dims[i];
+	for (int i = (int)(b + last); i < d->rank; i++)
+		dims[j++] = d->dims[i];
+	return ab_set_out(c, 0, d->dtype, r, dims);
+}

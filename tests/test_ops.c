@@ -420,3 +420,25 @@ void test_external_data(void)
 	CHECK_EQ_I64(abacus_analysis_totals(a)->forward_flops, 2 * 3 * 64 * 16);
 	DONE();
 }
+
+/* OneHot(indices 4×7, depth 10, axis -1) → 4×7×10. GatherND(data 2×3×5, indices 2×1: one coordinate
+ * per row) → indices.shape[:-1] + data.shape[1:] = [2] + [3, 5]. */
+void test_onehot_gathernd(void);
+void test_onehot_gathernd(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input_typed(m, "ix", 7, D(-1, 7));
+	tb_input(m, "data", D(2, 3, 5));
+	tb_input_typed(m, "nd", 7, D(2, 1));
+	tb_ints(m, "depth", 1, (const int64_t[]){ 10 });
+	tb_weight(m, "vals", D(2));
+	tb_node(m, "OneHot", L("ix", "depth", "vals"), L("oh"));
+	tb_node(m, "GatherND", L("data", "nd"), L("g"));
+	tb_output(m, "oh");
+	tb_output(m, "g");
+	ANALYZE(m, 4);
+	const abacus_layer *o = t_layer(a, "OneHot"), *gn = t_layer(a, "GatherND");
+	CHECK(o && o->rank == 3 && o->dims[0] == 4 && o->dims[1] == 7 && o->dims[2] == 10);
+	CHECK(gn && gn->rank == 3 && gn->dims[0] == 2 && gn->dims[1] == 3 && gn->dims[2] == 5);
+	DONE();
+}
