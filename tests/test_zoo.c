@@ -181,3 +181,51 @@ void test_opsets_11_and_17(void)
 		CHECK(flops[0] > 0 && flops[1] > flops[0] * 0.99 && flops[1] < flops[0] * 1.01);
 	}
 }
+
+/* The committed dataset: every measured row names a graph that exists and loads, and the analytic
+ * parameter count of that graph equals the parameter count PyTorch reported when the row was measured. */
+void test_dataset_rows_match_graphs(void);
+void test_dataset_rows_match_graphs(void)
+{
+	abacus_dataset *d = NULL;
+	abacus_error err;
+	CHECK(abacus_dataset_load_file(&d, "data/dataset.csv", &err) == 0);
+	if (!d) {
+		fprintf(stderr, "  %s\n", err.msg);
+		return;
+	}
+	const char *last = "";
+	int64_t last_params = -1;
+	size_t checked = 0;
+	for (size_t i = 0; i < abacus_dataset_n_rows(d); i++) {
+		const abacus_row *r = abacus_dataset_row(d, i);
+		if (strcmp(r->status, "ok"))
+			continue;
+		if (!r->graph[0]) {
+			fprintf(stderr, "  data/dataset.csv line %zu (%s): an ok row without a graph\n", r->line, r->network);
+			t_failed_checks++;
+			continue;
+		}
+		if (strcmp(r->graph, last)) {
+			abacus_graph *g;
+			abacus_analysis *a = analyze_file(r->graph, 1, &g, &err);
+			if (!a) {
+				fprintf(stderr, "  data/dataset.csv line %zu: %s: %s\n", r->line, r->graph, err.msg);
+				t_failed_checks++;
+				continue;
+			}
+			last_params = abacus_analysis_totals(a)->params;
+			last = r->graph;
+			abacus_analysis_free(a);
+			abacus_graph_free(g);
+		}
+		if (r->params != last_params) {
+			fprintf(stderr, "  data/dataset.csv line %zu: %s has %lld parameters, the row measured %lld\n", r->line,
+			        r->graph, (long long)last_params, (long long)r->params);
+			t_failed_checks++;
+		}
+		checked++;
+	}
+	CHECK(checked > 0);
+	abacus_dataset_free(d);
+}
