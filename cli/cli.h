@@ -70,6 +70,7 @@ int cmd_predict(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 
 #endif

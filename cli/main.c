@@ -18,6 +18,7 @@ static const command commands[] = {
 	{ "plan", cmd_plan, "largest batch that fits a memory budget; time per iteration and per epoch" },
 	{ "train", cmd_train, "fit the predictor on measured rows and write a bundle" },
 	{ "eval", cmd_eval, "error of the predictor and baselines against measured rows (random, lomo, cross-hw)" },
+	{ "calibrate", cmd_calibrate, "time the protocol's reference workload here, now (machine speed index)" },
 	{ "features", cmd_features, "the predictor's named feature vector (structural matrix and aggregates)" },
 	{ "profile", cmd_profile, "measure training time and memory with PyTorch on this machine (ground truth)" },
 };

@@ -408,7 +408,19 @@ def main(argv=None) -> int:
     ap.add_argument("--serve", action="store_true", help="read configurations as JSON lines on stdin")
     ap.add_argument("--config", action="append", default=[], help="one configuration as JSON (repeatable)")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "1")))
+    ap.add_argument("--calibrate", action="store_true",
+                    help="time the protocol's reference workload now and print it as one JSON line")
     a = ap.parse_args(argv)
+
+    if a.calibrate:
+        import torch
+        torch.set_num_threads(a.threads)
+        torch.set_num_interop_threads(1)
+        calib(torch)  # warm-up: first use pays for primitive selection
+        runs = sorted(calib(torch) for _ in range(3))
+        print(json.dumps({"calib_s": g9(runs[1]), "threads": a.threads, "torch_version": torch.__version__}),
+              flush=True)
+        return 0
 
     if a.list:
         list_zoo(sys.stdout)

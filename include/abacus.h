@@ -249,6 +249,8 @@ void abacus_buffer_free(void *p);
 /* Hardware ids the predictor was trained on ("cpu1", "cpu2", ...). */
 size_t abacus_predictor_n_hw(const abacus_predictor *p);
 const char *abacus_predictor_hw(const abacus_predictor *p, size_t i);
+/* The median speed index (calib_s) of the training rows measured on `hw`, or -1 when it is unknown. */
+double abacus_predictor_calib(const abacus_predictor *p, const char *hw);
 
 typedef struct abacus_prediction {
 	double time_s, time_lo_s, time_hi_s;                       /* one training iteration, 90 % interval */

@@ -175,6 +175,12 @@ const char *abacus_predictor_hw(const abacus_predictor *p, size_t i)
 	return i < (size_t)p->n_hw ? p->hw_ids[i] : NULL;
 }
 
+double abacus_predictor_calib(const abacus_predictor *p, const char *hw)
+{
+	int h = hw ? hw_index(p, hw) : -1;
+	return h < 0 ? -1 : p->m.calib[h];
+}
+
 int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a, const char *hw,
                    double calib_s, abacus_error *err)
 {

@@ -120,6 +120,9 @@ for f in sys.argv[1:]:
 " "$S.plan.svg" "$S.inspect.svg" "$S.nsm.svg" "$S.eval.svg"; then ok "svgs are well-formed XML"; else bad "svgs are well-formed XML"; fi
 expect_rc "svg to an unwritable path" 1 $A inspect tests/data/graphs/resnet18-64.onnx --svg /nonexistent/dir/x.svg
 rm -f "$S".*.svg
+expect_rc "calibrate json" 0 $A calibrate --hw cpu1 --model "$M" --format json
+python3 -c "import json; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['calib_s'] > 0 and j['training_calib_s'] > 0 and j['threads'] == 1" && ok "calibrate json" || bad "calibrate json"
+expect_rc "calibrate bad hw" 2 $A calibrate --hw tpu1
 rm -f "$M" "$M.trunc" "$M.x"
 rm -f /tmp/abacus_cli_out.$$ /tmp/abacus_cli_err.$$ /tmp/abacus_trunc.$$.onnx
 echo "cli: $pass passed, $fail failed"
