@@ -34,6 +34,8 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/onnx.pb-c.o
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
+FUZZ_TARGETS ?= onnx csv bundle cli
+REPLAYS := $(FUZZ_TARGETS:%=$(B)/replay_%)
 
 .PHONY: all check check-collector fuzz bench clean install
 all: $(B)/abacus $(B)/libabacus_tracker.so
