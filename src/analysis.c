@@ -339,7 +339,8 @@ static int run(abacus_analysis *a, abacus_error *err)
 	for (int t = 0; t < g->n_tensors; t++)
 		if (g->tensors[t].is_param && !param_seen[t] && g->tensors[t].n_consumers > 0)
 			a->totals.params += a->shapes[t].numel;
-	rc = ab_simulate_memory(a, err);
+	if ((rc = ab_simulate_memory(a, err)) == 0)
+		rc = ab_features_compute(&a->features, a, err);
 out:
 	ab_free(param_seen);
 	return rc;
@@ -405,6 +406,7 @@ void abacus_analysis_free(abacus_analysis *a)
 	ab_free(a->node_layer);
 	ab_free(a->unk_ops);
 	ab_free(a->unk_counts);
+	ab_free(a->features);
 	ab_free(a);
 }
 

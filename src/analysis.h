@@ -28,7 +28,11 @@ struct abacus_analysis {
 	int64_t input_bytes;           /* graph inputs at this configuration */
 	int64_t target_bytes;          /* labels (cross-entropy) or the zero target (MSE) */
 	int64_t loss_bytes;            /* what the loss keeps for backward */
+	double *features;              /* the feature vector (features.c), computed once */
 };
+
+/* features.c: allocates and fills *out with the feature vector of a finished analysis. */
+int ab_features_compute(double **out, const abacus_analysis *a, abacus_error *err);
 
 /* memory.c: fills a->mem from layers, costs and shapes. */
 int ab_simulate_memory(abacus_analysis *a, abacus_error *err);

@@ -178,7 +178,6 @@ int ab_graph_finish(abacus_graph *g, abacus_error *err)
 	int *indeg = NULL, *queue = NULL, *state_uses = NULL, *start = NULL, *adj = NULL;
 	for (int i = 0; i < g->n_nodes; i++) {
 		ab_node *n = &g->nodes[i];
-		n->op_index = ab_op_lookup(n->op, n->domain);
 		for (int k = 0; k < n->n_in; k++) {
 			if (n->in[k] < 0)
 				continue;

@@ -26,9 +26,10 @@ int ab_names_init(ab_names *m, size_t hint)
 		cap *= 2;
 	m->keys = ab_calloc(cap, sizeof *m->keys);
 	m->vals = ab_calloc(cap, sizeof *m->vals);
+	m->hashes = ab_calloc(cap, sizeof *m->hashes);
 	m->cap = cap;
 	m->n = 0;
-	if (!m->keys || !m->vals) {
+	if (!m->keys || !m->vals || !m->hashes) {
 		ab_names_free(m);
 		return -1;
 	}
@@ -39,8 +40,10 @@ void ab_names_free(ab_names *m)
 {
 	ab_free(m->keys);
 	ab_free(m->vals);
+	ab_free(m->hashes);
 	m->keys = NULL;
 	m->vals = NULL;
+	m->hashes = NULL;
 	m->cap = m->n = 0;
 }
 
@@ -48,21 +51,23 @@ int ab_names_get(const ab_names *m, const char *key)
 {
 	if (!m->cap)
 		return -1;
-	for (size_t i = hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+	uint64_t h = hash(key);
+	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		if (!m->keys[i])
 			return -1;
-		if (!strcmp(m->keys[i], key))
+		if (m->hashes[i] == h && !strcmp(m->keys[i], key))
 			return m->vals[i];
 	}
 }
 
-static void insert(const char **keys, int *vals, size_t cap, const char *key, int val)
+static void insert(const char **keys, int *vals, uint64_t *hashes, size_t cap, const char *key, uint64_t h, int val)
 {
-	size_t i = hash(key) & (cap - 1);
-	while (keys[i] && strcmp(keys[i], key))
+	size_t i = h & (cap - 1);
+	while (keys[i] && !(hashes[i] == h && !strcmp(keys[i], key)))
 		i = (i + 1) & (cap - 1);
 	keys[i] = key;
 	vals[i] = val;
+	hashes[i] = h;
 }
 
 int ab_names_put(ab_names *m, const char *key, int val)
@@ -71,22 +76,26 @@ int ab_names_put(ab_names *m, const char *key, int val)
 		size_t cap = m->cap * 2;
 		const char **keys = ab_calloc(cap, sizeof *keys);
 		int *vals = ab_calloc(cap, sizeof *vals);
-		if (!keys || !vals) {
+		uint64_t *hashes = ab_calloc(cap, sizeof *hashes);
+		if (!keys || !vals || !hashes) {
 			ab_free(keys);
 			ab_free(vals);
+			ab_free(hashes);
 			return -1;
 		}
 		for (size_t i = 0; i < m->cap; i++)
 			if (m->keys[i])
-				insert(keys, vals, cap, m->keys[i], m->vals[i]);
+				insert(keys, vals, hashes, cap, m->keys[i], m->hashes[i], m->vals[i]);
 		ab_free(m->keys);
 		ab_free(m->vals);
+		ab_free(m->hashes);
 		m->keys = keys;
 		m->vals = vals;
+		m->hashes = hashes;
 		m->cap = cap;
 	}
 	if (ab_names_get(m, key) < 0)
 		m->n++;
-	insert(m->keys, m->vals, m->cap, key, val);
+	insert(m->keys, m->vals, m->hashes, m->cap, key, hash(key), val);
 	return 0;
 }

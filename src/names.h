@@ -6,10 +6,12 @@
 #define ABACUS_NAMES_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct ab_names {
 	const char **keys;
 	int *vals;
+	uint64_t *hashes;   /* full hash per slot: most probes end without a string compare */
 	size_t cap;   /* a power of two */
 	size_t n;
 } ab_names;

@@ -397,6 +397,7 @@ static int add_node(loader *L, const Onnx__NodeProto *p, int index)
 	int row = ab_op_lookup(p->op_type, p->domain ? p->domain : "");
 	n->op = row >= 0 ? (char *)ab_ops[row].name : ab_strdup(p->op_type);
 	n->own_strings = row < 0;
+	n->op_index = row;
 	n->domain = (char *)(p->domain && p->domain[0] ? p->domain : "");
 	if (n->own_strings)
 		n->domain = ab_strdup(n->domain);
@@ -405,7 +406,6 @@ static int add_node(loader *L, const Onnx__NodeProto *p, int index)
 	n->attrs = p->n_attribute ? ab_calloc(p->n_attribute, sizeof *n->attrs) : NULL;
 	if (!n->name || !n->op || !n->domain || !n->in || (p->n_attribute && !n->attrs))
 		return ab_err(L->err, ABACUS_ENOMEM, p->name, "out of memory");
-	n->op_index = -1;
 	for (size_t k = 0; k < p->n_attribute; k++) {
 		n->n_attrs = (int)k + 1;
 		if ((rc = copy_attr(L, &n->attrs[k], p->attribute[k], n->name)))

@@ -182,8 +182,9 @@ int ab_op_lookup(const char *op, const char *domain)
 {
 	if (domain && domain[0] && strcmp(domain, "ai.onnx"))
 		return -1;
+	/* Comparing the first character first skips most rows without a call. */
 	for (int i = 0; i < ab_n_ops; i++)
-		if (!strcmp(ab_ops[i].name, op))
+		if (ab_ops[i].name[0] == op[0] && !strcmp(ab_ops[i].name, op))
 			return i;
 	return -1;
 }
