@@ -28,6 +28,7 @@ import warnings
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import onnx
+import onnx.numpy_helper
 import torch
 import torchvision
 from onnx import TensorProto
@@ -106,6 +107,16 @@ def _adaptive_avg_pool2d_symbolic(g, input, output_size):
     return g.op("MatMul", a_h, g.op("MatMul", input, a_wt))
 
 
+# aten::zero (from Tensor.zero_(); Swin V2 zeroes the K part of a cloned qkv bias in every
+# attention call) has no symbolic in torch 1.13: emit ConstantOfShape(Shape(x), 0) of x's dtype.
+def _zero_symbolic(g, input, *args):
+    from torch.onnx import symbolic_helper as sh
+    dtype = sh._try_get_scalar_type(input) or "Float"
+    tdt = {"Float": torch.float32, "Double": torch.float64, "Half": torch.float16,
+           "Long": torch.int64, "Int": torch.int32}.get(dtype, torch.float32)
+    return g.op("ConstantOfShape", g.op("Shape", input), value_t=torch.zeros(1, dtype=tdt))
+
+
 _REGISTERED = False
 
 
@@ -114,6 +125,7 @@ def _register_symbolics():
     if _REGISTERED:
         return
     torch.onnx.register_custom_op_symbolic("aten::bernoulli", _bernoulli_symbolic, OPSET)
+    torch.onnx.register_custom_op_symbolic("aten::zero", _zero_symbolic, OPSET)
     torch.onnx.register_custom_op_symbolic("aten::adaptive_avg_pool2d", _adaptive_avg_pool2d_symbolic, OPSET)
     _REGISTERED = True
 
@@ -152,10 +164,47 @@ def _output_batch_dynamic(model: onnx.ModelProto) -> bool:
     return len(out.dim) > 0 and out.dim[0].dim_param == "batch"
 
 
-def export_graph(name: str, size: int, path: str, notes_out: Optional[list] = None) -> dict:
+def _inputs_to_initializers(m: onnx.ModelProto, model: torch.nn.Module) -> bool:
+    """For a graph exported with export_params=False: turn every graph input except 'input' into an
+    initializer without data (dims and type from the input's type), which is exactly what the
+    export with parameters followed by strip_weights gives (the node graph is the same: torch
+    builds it from the same params_dict and only leaves the values out). Integer tensors of at
+    most KEEP_INT_ELEMS elements get their values from the module's state_dict. Returns False
+    (caller then exports with parameters) if a value cannot be recovered or a dim is not static."""
+    state = dict(model.state_dict())
+    keep, inits = [], []
+    for vi in m.graph.input:
+        if vi.name == "input":
+            keep.append(vi)
+            continue
+        tt = vi.type.tensor_type
+        dims = []
+        for d in tt.shape.dim:
+            if not d.HasField("dim_value"):
+                return False
+            dims.append(d.dim_value)
+        n = 1
+        for d in dims:
+            n *= d
+        if tt.elem_type not in FLOAT_TYPES and n <= KEEP_INT_ELEMS:
+            if vi.name not in state:
+                return False
+            t = onnx.numpy_helper.from_array(state[vi.name].detach().cpu().numpy(), vi.name)
+        else:
+            t = TensorProto(name=vi.name, data_type=tt.elem_type, dims=dims)
+        inits.append(t)
+    del m.graph.input[:]
+    m.graph.input.extend(keep)
+    m.graph.initializer.extend(inits)
+    return True
+
+
+def export_graph(name: str, size: int, path: str, fast: bool = True) -> dict:
     """Export network `name` at input size `size` (image side or sequence length) to `path`.
 
-    Raises on failure. Returns a dict with facts about the graph."""
+    fast=True traces with export_params=False and rebuilds the (data-less) initializers from the
+    parameter inputs: the same file as fast=False (export with weights, then strip) but without
+    serialising the weights (3 s per 100 MB here). Raises on failure. Returns facts about the graph."""
     _register_symbolics()
     net = zoo.get(name)
     torch.manual_seed(0)
@@ -169,19 +218,28 @@ def export_graph(name: str, size: int, path: str, notes_out: Optional[list] = No
     t0 = time.time()
     try:
         raw = os.path.join(tmpdir, "model.onnx")
-        torch.onnx.export(
-            model, x, raw,
+        kw = dict(
             training=torch.onnx.TrainingMode.TRAINING,
             do_constant_folding=False,
             opset_version=OPSET,
             input_names=["input"], output_names=["output"],
             dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
         )
+        m = None
+        if fast:
+            torch.onnx.export(model, x, raw, export_params=False, **kw)
+            m = onnx.load(raw, load_external_data=False)
+            if not _inputs_to_initializers(m, model):
+                m = None
+        if m is None:
+            torch.onnx.export(model, x, raw, **kw)
+            m = onnx.load(raw, load_external_data=False)
         del model
-        m = onnx.load(raw, load_external_data=False)
         ext = any(t.data_location == TensorProto.EXTERNAL for t in m.graph.initializer)
         stripped, kept = strip_weights(m)
         notes = []
+        if net.min_batch(size) > 1:
+            notes.append(f"min_batch={net.min_batch(size)}")
         if ext:
             notes.append("exported-with-external-data(>2GB)")
         ops = sorted({n.op_type if not n.domain else f"{n.domain}::{n.op_type}" for n in m.graph.node})
@@ -198,6 +256,7 @@ def export_graph(name: str, size: int, path: str, notes_out: Optional[list] = No
         _set_meta(m, {
             "abacus.network": name, "abacus.kind": net.kind, "abacus.size": size,
             "abacus.params": params, "abacus.trace_batch": TRACE_BATCH,
+            "abacus.min_batch": net.min_batch(size),
             "torch": torch.__version__, "torchvision": torchvision.__version__,
             "abacus.notes": ",".join(notes),
         })
@@ -264,9 +323,11 @@ def write_ops_table(out: str) -> Dict[str, Tuple[int, str]]:
 
 
 def _parse_sizes(spec: str, net: zoo.Net) -> List[int]:
-    valid = net.sizes
+    valid = net.all_sizes  # includes sizes that train at batch >= 2 only
     if spec == "all":
         return valid
+    if spec == "valid":
+        return net.sizes
     want = set()
     for s in spec.split(","):
         s = s.strip()
@@ -279,7 +340,9 @@ def _parse_sizes(spec: str, net: zoo.Net) -> List[int]:
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="all", help="all or a comma-separated list")
-    ap.add_argument("--sizes", default="224", help="all, or a comma list (image sides / L-lengths)")
+    ap.add_argument("--sizes", default="224",
+                    help="all (incl. sizes valid at batch>=2 only), valid (batch 1 works), or a comma "
+                         "list of image sides / L-lengths")
     ap.add_argument("--out", default="data/graphs")
     ap.add_argument("--force", action="store_true")
     ap.add_argument("--no-ops-table", action="store_true")

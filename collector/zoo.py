@@ -16,8 +16,11 @@ Usage:
   from collector.zoo import REGISTRY, get
   net = get('resnet18'); m = net.build(224); x = net.make_input(8, 224)
 
+  all_sizes   sizes plus BATCH2_SIZES (sizes where batch 1 fails only because a BatchNorm sees a
+              single value per channel, 1x1 map; they train at batch >= 2); min_batch(size)
+
 `/usr/bin/python3 collector/zoo.py --probe [names]` re-determines the valid sizes and prints
-the VALID_SIZES literal (slow: runs every network at every size).
+the VALID_SIZES / BATCH2_SIZES literals (slow: ~1 h on 2 cores; runs every network at every size).
 """
 from __future__ import annotations
 
@@ -27,7 +30,6 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
 import torch.nn as nn
-import torchvision
 import torchvision.models as tvm
 import torchvision.models.segmentation as tvseg
 
@@ -38,7 +40,152 @@ TOKEN_LENGTHS = (32, 64, 128, 256, 512)
 # Valid sizes, determined by `probe` (forward + backward at batch 1, float32, train mode) with
 # torch 1.13.1 / torchvision 0.14.1. Generated; do not edit by hand (rerun --probe).
 # BEGIN VALID_SIZES
-VALID_SIZES: Dict[str, List[int]] = {}
+VALID_SIZES: Dict[str, List[int]] = {
+    'alexnet': [64, 96, 128, 160, 224],
+    'convnext_base': [32, 48, 64, 96, 128, 160, 224],
+    'convnext_large': [32, 48, 64, 96, 128, 160, 224],
+    'convnext_small': [32, 48, 64, 96, 128, 160, 224],
+    'convnext_tiny': [32, 48, 64, 96, 128, 160, 224],
+    'densenet121': [64, 96, 128, 160, 224],
+    'densenet161': [64, 96, 128, 160, 224],
+    'densenet169': [64, 96, 128, 160, 224],
+    'densenet201': [64, 96, 128, 160, 224],
+    'efficientnet_b0': [48, 64, 96, 128, 160, 224],
+    'efficientnet_b1': [48, 64, 96, 128, 160, 224],
+    'efficientnet_b2': [48, 64, 96, 128, 160, 224],
+    'efficientnet_b3': [48, 64, 96, 128, 160, 224],
+    'efficientnet_b4': [48, 64, 96, 128, 160, 224],
+    'efficientnet_b5': [48, 64, 96, 128, 160, 224],
+    'efficientnet_b6': [48, 64, 96, 128, 160, 224],
+    'efficientnet_b7': [48, 64, 96, 128, 160, 224],
+    'efficientnet_v2_l': [48, 64, 96, 128, 160, 224],
+    'efficientnet_v2_m': [48, 64, 96, 128, 160, 224],
+    'efficientnet_v2_s': [48, 64, 96, 128, 160, 224],
+    'googlenet': [48, 64, 96, 128, 160, 224],
+    'inception_v3': [128, 160, 224],
+    'maxvit_t': [224],
+    'mnasnet0_5': [48, 64, 96, 128, 160, 224],
+    'mnasnet0_75': [48, 64, 96, 128, 160, 224],
+    'mnasnet1_0': [48, 64, 96, 128, 160, 224],
+    'mnasnet1_3': [48, 64, 96, 128, 160, 224],
+    'mobilenet_v2': [48, 64, 96, 128, 160, 224],
+    'mobilenet_v3_large': [48, 64, 96, 128, 160, 224],
+    'mobilenet_v3_small': [48, 64, 96, 128, 160, 224],
+    'regnet_x_16gf': [48, 64, 96, 128, 160, 224],
+    'regnet_x_1_6gf': [48, 64, 96, 128, 160, 224],
+    'regnet_x_32gf': [48, 64, 96, 128, 160, 224],
+    'regnet_x_3_2gf': [48, 64, 96, 128, 160, 224],
+    'regnet_x_400mf': [48, 64, 96, 128, 160, 224],
+    'regnet_x_800mf': [48, 64, 96, 128, 160, 224],
+    'regnet_x_8gf': [48, 64, 96, 128, 160, 224],
+    'regnet_y_128gf': [48, 64, 96, 128, 160, 224],
+    'regnet_y_16gf': [48, 64, 96, 128, 160, 224],
+    'regnet_y_1_6gf': [48, 64, 96, 128, 160, 224],
+    'regnet_y_32gf': [48, 64, 96, 128, 160, 224],
+    'regnet_y_3_2gf': [48, 64, 96, 128, 160, 224],
+    'regnet_y_400mf': [48, 64, 96, 128, 160, 224],
+    'regnet_y_800mf': [48, 64, 96, 128, 160, 224],
+    'regnet_y_8gf': [48, 64, 96, 128, 160, 224],
+    'resnet101': [48, 64, 96, 128, 160, 224],
+    'resnet152': [48, 64, 96, 128, 160, 224],
+    'resnet18': [48, 64, 96, 128, 160, 224],
+    'resnet34': [48, 64, 96, 128, 160, 224],
+    'resnet50': [48, 64, 96, 128, 160, 224],
+    'resnext101_32x8d': [48, 64, 96, 128, 160, 224],
+    'resnext101_64x4d': [48, 64, 96, 128, 160, 224],
+    'resnext50_32x4d': [48, 64, 96, 128, 160, 224],
+    'shufflenet_v2_x0_5': [48, 64, 96, 128, 160, 224],
+    'shufflenet_v2_x1_0': [48, 64, 96, 128, 160, 224],
+    'shufflenet_v2_x1_5': [48, 64, 96, 128, 160, 224],
+    'shufflenet_v2_x2_0': [48, 64, 96, 128, 160, 224],
+    'squeezenet1_0': [32, 48, 64, 96, 128, 160, 224],
+    'squeezenet1_1': [32, 48, 64, 96, 128, 160, 224],
+    'swin_b': [32, 48, 64, 96, 128, 160, 224],
+    'swin_s': [32, 48, 64, 96, 128, 160, 224],
+    'swin_t': [32, 48, 64, 96, 128, 160, 224],
+    'swin_v2_b': [32, 48, 64, 96, 128, 160, 224],
+    'swin_v2_s': [32, 48, 64, 96, 128, 160, 224],
+    'swin_v2_t': [32, 48, 64, 96, 128, 160, 224],
+    'vgg11': [32, 48, 64, 96, 128, 160, 224],
+    'vgg11_bn': [32, 48, 64, 96, 128, 160, 224],
+    'vgg13': [32, 48, 64, 96, 128, 160, 224],
+    'vgg13_bn': [32, 48, 64, 96, 128, 160, 224],
+    'vgg16': [32, 48, 64, 96, 128, 160, 224],
+    'vgg16_bn': [32, 48, 64, 96, 128, 160, 224],
+    'vgg19': [32, 48, 64, 96, 128, 160, 224],
+    'vgg19_bn': [32, 48, 64, 96, 128, 160, 224],
+    'vit_b_16': [32, 48, 64, 96, 128, 160, 224],
+    'vit_b_32': [32, 64, 96, 128, 160, 224],
+    'vit_h_14': [224],
+    'vit_l_16': [32, 48, 64, 96, 128, 160, 224],
+    'vit_l_32': [32, 64, 96, 128, 160, 224],
+    'wide_resnet101_2': [48, 64, 96, 128, 160, 224],
+    'wide_resnet50_2': [48, 64, 96, 128, 160, 224],
+    'transformer_enc': [32, 64, 128, 256, 512],
+    'lstm_lm': [32, 64, 128, 256, 512],
+    'gru_lm': [32, 64, 128, 256, 512],
+    'mlp': [32, 48, 64, 96, 128, 160, 224],
+    'unet_small': [32, 48, 64, 96, 128, 160, 224],
+    'lraspp_mobilenet_v3_large': [32, 48, 64, 96, 128, 160, 224],
+}
+
+# Sizes that fail at batch 1 only because a BatchNorm sees a 1x1 feature map ("Expected more
+# than 1 value per channel when training") and that train at batch 2: valid for batch >= 2.
+BATCH2_SIZES: Dict[str, List[int]] = {
+    'densenet121': [32, 48],
+    'densenet161': [32, 48],
+    'densenet169': [32, 48],
+    'densenet201': [32, 48],
+    'efficientnet_b0': [32],
+    'efficientnet_b1': [32],
+    'efficientnet_b2': [32],
+    'efficientnet_b3': [32],
+    'efficientnet_b4': [32],
+    'efficientnet_b5': [32],
+    'efficientnet_b6': [32],
+    'efficientnet_b7': [32],
+    'efficientnet_v2_l': [32],
+    'efficientnet_v2_m': [32],
+    'efficientnet_v2_s': [32],
+    'googlenet': [32],
+    'inception_v3': [96],
+    'mnasnet0_5': [32],
+    'mnasnet0_75': [32],
+    'mnasnet1_0': [32],
+    'mnasnet1_3': [32],
+    'mobilenet_v2': [32],
+    'mobilenet_v3_large': [32],
+    'mobilenet_v3_small': [32],
+    'regnet_x_16gf': [32],
+    'regnet_x_1_6gf': [32],
+    'regnet_x_32gf': [32],
+    'regnet_x_3_2gf': [32],
+    'regnet_x_400mf': [32],
+    'regnet_x_800mf': [32],
+    'regnet_x_8gf': [32],
+    'regnet_y_128gf': [32],
+    'regnet_y_16gf': [32],
+    'regnet_y_1_6gf': [32],
+    'regnet_y_32gf': [32],
+    'regnet_y_3_2gf': [32],
+    'regnet_y_400mf': [32],
+    'regnet_y_800mf': [32],
+    'regnet_y_8gf': [32],
+    'resnet101': [32],
+    'resnet152': [32],
+    'resnet18': [32],
+    'resnet34': [32],
+    'resnet50': [32],
+    'resnext101_32x8d': [32],
+    'resnext101_64x4d': [32],
+    'resnext50_32x4d': [32],
+    'shufflenet_v2_x0_5': [32],
+    'shufflenet_v2_x1_0': [32],
+    'shufflenet_v2_x1_5': [32],
+    'shufflenet_v2_x2_0': [32],
+    'wide_resnet101_2': [32],
+    'wide_resnet50_2': [32],
+}
 # END VALID_SIZES
 # ---------------------------------------------------------------------------------------------
 
@@ -55,9 +202,21 @@ class Net:
 
     @property
     def sizes(self) -> List[int]:
+        """Valid sizes: forward + backward works at batch 1."""
         if self.name in VALID_SIZES:
             return list(VALID_SIZES[self.name])
         return list(self.candidates)
+
+    @property
+    def all_sizes(self) -> List[int]:
+        """Valid sizes plus the sizes that train at batch >= 2 only (BATCH2_SIZES)."""
+        return sorted(set(self.sizes) | set(BATCH2_SIZES.get(self.name, [])))
+
+    def min_batch(self, size: int) -> int:
+        """Smallest batch that trains at this size (1, or 2 for BATCH2_SIZES); 0 if invalid."""
+        if size in self.sizes:
+            return 1
+        return 2 if size in BATCH2_SIZES.get(self.name, []) else 0
 
     def make_input(self, batch: int, size: int) -> torch.Tensor:
         if self.kind == "image":
@@ -264,8 +423,14 @@ def try_size(net: Net, size: int, batch: int = 1) -> Optional[str]:
         return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
 
 
-def probe(names: Sequence[str], log=print) -> Dict[str, List[int]]:
+BN_BATCH1_ERROR = "Expected more than 1 value per channel when training"
+
+
+def probe(names: Sequence[str], log=print):
+    """Returns (valid, batch2): sizes that train at batch 1, and sizes that fail at batch 1 only
+    because of BatchNorm on a 1x1 map but train at batch 2."""
     result: Dict[str, List[int]] = {}
+    batch2: Dict[str, List[int]] = {}
     for n in names:
         net = REGISTRY[n]
         ok = []
@@ -273,11 +438,17 @@ def probe(names: Sequence[str], log=print) -> Dict[str, List[int]]:
             err = try_size(net, s)
             if err is None:
                 ok.append(s)
-            else:
-                log(f"# {n} {s}: {err}")
+                continue
+            log(f"# {n} {s}: {err}")
+            if BN_BATCH1_ERROR in err:
+                err2 = try_size(net, s, batch=2)
+                if err2 is None:
+                    batch2.setdefault(n, []).append(s)
+                else:
+                    log(f"# {n} {s} batch 2: {err2}")
         result[n] = ok
-        log(f"# {n}: {ok}", flush=True)
-    return result
+        log(f"# {n}: {ok} batch>=2 also: {batch2.get(n, [])}", flush=True)
+    return result, batch2
 
 
 if __name__ == "__main__":
@@ -290,11 +461,15 @@ if __name__ == "__main__":
     a = ap.parse_args()
     torch.set_num_threads(int(__import__("os").environ.get("OMP_NUM_THREADS", "2")))
     if a.probe:
-        res = probe(a.names or NAMES, log=lambda *x, **k: print(*x, file=sys.stderr, **k))
+        res, b2 = probe(a.names or NAMES, log=lambda *x, **k: print(*x, file=sys.stderr, **k))
         print("VALID_SIZES: Dict[str, List[int]] = {")
         for n, v in res.items():
             print(f"    {n!r}: {v},")
         print("}")
+        print("BATCH2_SIZES: Dict[str, List[int]] = {")
+        for n, v in b2.items():
+            print(f"    {n!r}: {v},")
+        print("}")
     else:
         for n, net in REGISTRY.items():
-            print(n, net.kind, net.family, net.sizes, sep="\t")
+            print(n, net.kind, net.family, net.sizes, BATCH2_SIZES.get(n, []), sep="\t")
