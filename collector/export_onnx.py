@@ -212,6 +212,9 @@ def export_graph(name: str, size: int, path: str, fast: bool = True) -> dict:
     model.train()
     x = net.make_input(TRACE_BATCH, size)
     params = count_params(model)
+    # Floating-point buffers (e.g. Swin V2's relative_coords_table) look like weights in the graph; name
+    # them so that Abacus counts them as buffers, not parameters (metadata key abacus.buffers).
+    float_buffers = sorted(n for n, b in model.named_buffers() if b.is_floating_point())
     out_dir = os.path.dirname(os.path.abspath(path))
     os.makedirs(out_dir, exist_ok=True)
     tmpdir = tempfile.mkdtemp(prefix=".export-", dir=out_dir)
@@ -259,6 +262,7 @@ def export_graph(name: str, size: int, path: str, fast: bool = True) -> dict:
             "abacus.min_batch": net.min_batch(size),
             "torch": torch.__version__, "torchvision": torchvision.__version__,
             "abacus.notes": ",".join(notes),
+            "abacus.buffers": ",".join(float_buffers),
         })
         tmp = f"{path}.tmp.{os.getpid()}"
         onnx.save(m, tmp)

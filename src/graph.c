@@ -205,7 +205,7 @@ int ab_graph_finish(abacus_graph *g, abacus_error *err)
 	}
 	for (int i = 0; i < g->n_tensors; i++) {
 		ab_tensor *t = &g->tensors[i];
-		t->is_param = t->kind == AB_T_INIT && ab_dtype_is_float(t->dtype) && t->rank >= 0 &&
+		t->is_param = t->kind == AB_T_INIT && ab_dtype_is_float(t->dtype) && t->rank >= 0 && !t->is_buffer &&
 		              !(state_uses[i] > 0 && state_uses[i] == t->n_consumers);
 	}
 	/* Kahn's algorithm: edges go from a tensor's producer to each consumer. */

@@ -86,7 +86,8 @@ typedef struct ab_tensor {
 	int producer;                      /* node index, or -1 */
 	int n_consumers;                   /* number of node input slots that read it */
 	ab_value *value;                   /* known constant (initializer with data, Constant node) */
-	int is_param;                      /* a float initializer that trains (see onnx.c) */
+	int is_param;                      /* a float initializer that trains (see graph.c) */
+	int is_buffer;                     /* named a buffer by the file's abacus.buffers metadata */
 } ab_tensor;
 
 typedef struct ab_node {

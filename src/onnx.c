@@ -512,6 +512,26 @@ static int build(loader *L, const Onnx__ModelProto *m)
 		if ((rc = tensor_value(&t->value, &t->rank, t->dims, tp, name, L->err)))
 			return rc;
 	}
+	/* Exporters may name floating-point buffers (not trainable) in the metadata key abacus.buffers, as a
+	 * comma-separated list; without it, the structural rule of graph.c decides. */
+	for (size_t k = 0; k < m->n_metadata_props; k++) {
+		const Onnx__StringStringEntryProto *e = m->metadata_props[k];
+		if (!e->key || strcmp(e->key, "abacus.buffers") || !e->value)
+			continue;
+		for (const char *p = e->value; *p;) {
+			const char *end = strchr(p, ',');
+			size_t len = end ? (size_t)(end - p) : strlen(p);
+			char name[1024];
+			if (len > 0 && len < sizeof name) {
+				memcpy(name, p, len);
+				name[len] = '\0';
+				int idx = ab_names_get(&L->names, name);
+				if (idx >= 0 && g->tensors[idx].kind == AB_T_INIT)
+					g->tensors[idx].is_buffer = 1;
+			}
+			p = end ? end + 1 : p + len;
+		}
+	}
 	int *inputs = ab_malloc((gp->n_input ? gp->n_input : 1) * sizeof *inputs);
 	if (!inputs)
 		return ab_err(L->err, ABACUS_ENOMEM, "", "out of memory");
