@@ -48,9 +48,24 @@ expect_rc "inspect csv" 0 $A inspect "$G" --format csv
 head -1 /tmp/abacus_cli_out.$$ | grep -q "^name,op,category,shape,params,forward_flops,backward_flops,output_bytes$" && ok "csv header" || bad "csv header"
 expect_rc "input override" 0 $A inspect "$G" --input input=2x3x160x160 --format json
 python3 -c "import json,sys; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['layers'][0]['shape']==[2,64,80,80]" && ok "input override shapes" || bad "input override shapes"
+# Golden outputs, compared byte for byte (regenerate deliberately with the commands below when a rule
+# changes, and say why in the commit).
+golden() { # name file command...
+	name=$1; file=$2; shift 2
+	if "$@" 2>/dev/null | cmp -s - "$file"; then ok "golden $name"; else bad "golden $name (differs from $file)"; fi
+}
+G2=fuzz/corpus/onnx/conv_bn_relu_pool.onnx
+golden "inspect table" tests/golden/inspect.txt $A inspect $G2 --batch 2
+golden "inspect json" tests/golden/inspect.json $A inspect $G2 --batch 2 --format json
+golden "inspect csv" tests/golden/inspect.csv $A inspect $G2 --batch 2 --format csv
+golden "inspect lstm json" tests/golden/inspect_lstm.json $A inspect fuzz/corpus/onnx/lstm_tokens.onnx --batch 3 --optimizer adam --format json
+golden "features json" tests/golden/features.json $A features $G2 --batch 2 --format json
+
 # train / predict / eval on the small fixed dataset.
 M=/tmp/abacus_cli_model.$$
 expect_rc "train" 0 $A train tests/data/small.csv --out "$M" --rounds 30
+golden "plan json" tests/golden/plan.json $A plan tests/data/graphs/resnet18-64.onnx --mem 300MiB --model "$M" --format json --samples 1000
+golden "predict table" tests/golden/predict.txt $A predict tests/data/graphs/mlp-32.onnx --batch 4 --model "$M"
 expect_rc "train without --out" 2 $A train tests/data/small.csv
 expect_rc "train bad rounds" 2 $A train tests/data/small.csv --out "$M" --rounds 0
 expect_rc "train broken csv" 1 $A train tests/cli_test.sh --out "$M.x"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "tests.h"
+#include "util.h"
 
 #define SMALL "tests/data/small.csv"
 #define EXPECT_ANALYTIC_MEM 0.00656355469213553
@@ -179,4 +180,35 @@ void test_eval_fixed_numbers(void)
 	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_CROSS_HW, &o, &err) == ABACUS_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "hardware");
 	abacus_dataset_free(d);
+}
+
+/* The bundle loader with the n-th allocation failing, for every n: ENOMEM, and nothing leaks (ASan). */
+void test_bundle_alloc_failure(void);
+void test_bundle_alloc_failure(void)
+{
+	abacus_error err;
+	char *data = NULL;
+	size_t len = 0;
+	FILE *f = fopen("fuzz/corpus/bundle/small.abacus", "rb");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	data = malloc(1 << 20);
+	len = fread(data, 1, 1 << 20, f);
+	fclose(f);
+	abacus_predictor *p = NULL;
+	ab_alloc_fail_after(0);
+	CHECK(abacus_predictor_load(&p, data, len, &err) == 0);
+	abacus_predictor_free(p);
+	long total = ab_alloc_fail_after(0);
+	CHECK(total > 3);
+	for (long n = 1; n <= total; n++) {
+		p = NULL;
+		ab_alloc_fail_after(n);
+		int rc = abacus_predictor_load(&p, data, len, &err);
+		ab_alloc_fail_after(0);
+		CHECK_EQ_I64(rc, ABACUS_ENOMEM);
+		CHECK(p == NULL);
+	}
+	free(data);
 }
