@@ -63,6 +63,9 @@ void fmt_bytes(char *buf, size_t len, double v);
  * "top_activation_layers") without surrounding braces. */
 void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, int json);
 
+/* buf = "<directory of the running abacus>/<rel>"; 0 when that file is readable. */
+int cli_beside_exe(char *buf, size_t len, const char *rel);
+
 int cli_main(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_features(int argc, char **argv);

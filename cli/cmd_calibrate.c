@@ -24,18 +24,8 @@ static const char help[] =
 /* collector/worker.py of the source tree the binary was built in (build/<mode>/abacus → ../../). */
 static int find_worker(char *buf, size_t len)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(buf, len, "%s/../../collector/worker.py", exe);
-			if (access(buf, R_OK) == 0)
-				return 0;
-		}
-	}
+	if (cli_beside_exe(buf, len, "../../collector/worker.py") == 0)
+		return 0;
 	snprintf(buf, len, "collector/worker.py");
 	return access(buf, R_OK) == 0 ? 0 : -1;
 }

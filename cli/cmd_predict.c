@@ -30,21 +30,9 @@ int cli_default_model(char *buf, size_t len)
 		snprintf(buf, len, "%s", env);
 		return 0;
 	}
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		char *slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(buf, len, "%s/../../data/predictor.abacus", exe);
-			if (access(buf, R_OK) == 0)
-				return 0;
-			snprintf(buf, len, "%s/../share/abacus/predictor.abacus", exe);
-			if (access(buf, R_OK) == 0)
-				return 0;
-		}
-	}
+	if (cli_beside_exe(buf, len, "../../data/predictor.abacus") == 0 ||
+	    cli_beside_exe(buf, len, "../share/abacus/predictor.abacus") == 0)
+		return 0;
 	snprintf(buf, len, "data/predictor.abacus");
 	return 0;
 }

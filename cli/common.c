@@ -2,6 +2,8 @@
  * common.c — option parsing, error printing and formatting helpers shared by the commands.
  */
 #include <errno.h>
+#include <limits.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -303,4 +305,19 @@ int cli_analyze(abacus_graph **g, abacus_analysis **a, const cli_graph_opts *o)
 		return cli_fail(&err);
 	}
 	return CLI_OK;
+}
+
+int cli_beside_exe(char *buf, size_t len, const char *rel)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	snprintf(buf, len, "%s/%s", exe, rel);
+	return access(buf, R_OK) == 0 ? 0 : -1;
 }
