@@ -131,8 +131,8 @@ def case_repeat():
 def case_multi():
     multi = os.path.join(TMP, "multi.csv")
     fresh = os.path.join(TMP, "fresh.csv")
-    profile("--models", "resnet18", "--batch", "2,4", "--size", "32", out=multi)
-    profile("--models", "resnet18", "--batch", "4", "--size", "32", "--fresh", out=fresh)
+    profile("--models", "resnet18", "--batch", "2,4", "--size", "32", "--any-size", out=multi)
+    profile("--models", "resnet18", "--batch", "4", "--size", "32", "--any-size", "--fresh", out=fresh)
     m, f = one(rows(multi), batch=4), one(rows(fresh), batch=4)
     if m and f and check(m["status"] == f["status"] == "ok", f"both ok: {m['error']} {f['error']}"):
         for col in ("memory_bytes", "persistent_bytes"):
