@@ -33,6 +33,7 @@ typedef struct cli_graph_opts {
 	size_t n_inputs;
 	cli_format fmt;
 	const char *model, *hw, *svg;  /* --model, --hw, --svg where the command accepts them */
+	char model_path[4096];         /* the bundled predictor's path when --model is not given */
 } cli_graph_opts;
 
 /* Which shared options a command accepts beside --batch, --input, --optimizer, --strict, --format. */
@@ -41,7 +42,8 @@ enum { CLI_ACCEPT_CSV = 1, CLI_ACCEPT_MODEL = 2, CLI_ACCEPT_HW = 4, CLI_ACCEPT_S
  * CLI_USAGE negated after printing a usage error. */
 typedef int (*cli_extra_fn)(void *ctx, const char *cmd, int argc, char **argv, int *i);
 /* Parses `cmd GRAPH [options]`. Returns -1 when the command should go on, else the exit code to return
- * (CLI_OK after --help, CLI_USAGE after a usage error, already printed). */
+ * (CLI_OK after --help, CLI_USAGE after a usage error, already printed). With CLI_ACCEPT_MODEL and no
+ * --model, o->model is the bundled predictor (cli_default_model). */
 int cli_parse_graph_args(cli_graph_opts *o, const char *cmd, const char *help, unsigned accept, int argc,
                          char **argv, cli_extra_fn extra, void *ctx);
 /* Loads o->file and analyses it at o->cfg; on failure prints the error, frees what it made and returns
@@ -65,6 +67,8 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, int json)
 
 /* buf = "<directory of the running abacus>/<rel>"; 0 when that file is readable. */
 int cli_beside_exe(char *buf, size_t len, const char *rel);
+/* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus of the build tree, else the installed one. */
+int cli_default_model(char *buf, size_t len);
 
 int cli_main(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);

@@ -14,8 +14,6 @@
 #include "cli.h"
 #include "svg.h"
 
-int cli_default_model(char *buf, size_t len);
-
 static const char help[] =
 	"usage: abacus plan GRAPH [--mem SIZE] [--hw ID] [--optimizer sgd|adam] [--samples N] [--input NAME=DIMS]\n"
 	"                   [--model FILE] [--max-batch N] [--format table|json] [--svg FILE]\n"
@@ -180,11 +178,6 @@ int cmd_plan(int argc, char **argv)
 	int64_t budget = po.budget, samples = po.samples, max_batch = po.max_batch;
 	if (budget < 0 && (budget = mem_available()) < 0)
 		return cli_usage("plan", "cannot read MemAvailable from /proc/meminfo; give --mem SIZE");
-	char path[4096];
-	if (!model) {
-		cli_default_model(path, sizeof path);
-		model = path;
-	}
 	abacus_error err;
 	abacus_predictor *p = NULL;
 	abacus_graph *g = NULL;

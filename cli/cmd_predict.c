@@ -22,7 +22,6 @@ static const char help[] =
 
 /* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus beside the build tree, else the
  * installed copy. */
-int cli_default_model(char *buf, size_t len);
 int cli_default_model(char *buf, size_t len)
 {
 	const char *env = getenv("ABACUS_MODEL");
@@ -61,11 +60,6 @@ int cmd_predict(int argc, char **argv)
 		return rc;
 	cli_format fmt = o.fmt;
 	const char *model = o.model, *hw = o.hw;
-	char path[PATH_MAX + 64];
-	if (!model) {
-		cli_default_model(path, sizeof path);
-		model = path;
-	}
 	abacus_error err;
 	abacus_predictor *p = NULL;
 	abacus_graph *g = NULL;

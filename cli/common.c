@@ -291,6 +291,10 @@ int cli_parse_graph_args(cli_graph_opts *o, const char *cmd, const char *help, u
 	}
 	if (!o->file)
 		return cli_usage(cmd, "missing the graph file (an .onnx file)");
+	if ((accept & CLI_ACCEPT_MODEL) && !o->model) {
+		cli_default_model(o->model_path, sizeof o->model_path);
+		o->model = o->model_path;
+	}
 	return -1;
 }
 
