@@ -11,7 +11,6 @@
 
 #include "cli.h"
 
-
 static const char help[] =
 	"usage: abacus calibrate [--hw ID] [--model FILE] [--python PATH] [--worker FILE] [--format table|json]\n"
 	"\n"
