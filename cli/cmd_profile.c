@@ -609,6 +609,7 @@ typedef struct run_ctx {
 	char cpu[256];
 	char cores[16];
 	char torch_version[64], torchvision_version[64];
+	char blas[64]; /* the BLAS library torch loaded (the speed of matrix products and 1x1 convolutions) */
 	size_t by_status[5]; /* rows written in this run: ok, oom, error, timeout, skipped */
 	int last_status;     /* index into statuses of the last row written, -1 for none */
 } run_ctx;
@@ -656,6 +657,7 @@ static int write_row(run_ctx *x, const config *c, const jobj *res, const char *s
 	f[COL_TORCHVISION_VERSION] = x->torchvision_version;
 	f[COL_CPU_MODEL] = x->cpu;
 	f[COL_CORES] = x->cores;
+	f[COL_BLAS] = x->blas;
 	f[COL_PROTOCOL] = "1";
 	f[COL_TIMESTAMP] = stamp;
 	if (res) {
@@ -784,6 +786,8 @@ static int start_worker(run_ctx *x, worker *w, const worker_spec *base, int thre
 	const char *tracker = jobj_get(&o, "tracker", &tt);
 	snprintf(x->torch_version, sizeof x->torch_version, "%s", tv ? tv : "");
 	snprintf(x->torchvision_version, sizeof x->torchvision_version, "%s", tvv ? tvv : "");
+	const char *blas = jobj_get(&o, "blas", NULL);
+	snprintf(x->blas, sizeof x->blas, "%s", blas ? blas : "");
 	int ok = tracker && !strcmp(tracker, "true");
 	jobj_free(&o);
 	if (!ok) {

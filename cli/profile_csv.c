@@ -23,7 +23,7 @@ const char *const csv_columns[N_COLS] = {
 	"network", "graph", "input_shape", "batch", "optimizer", "hw", "threads", "repeat", "status", "error",
 	"time_s", "time_min_s", "time_p90_s", "time_cv", "iterations", "calib_s", "memory_bytes",
 	"persistent_bytes", "params", "torch_version", "torchvision_version", "cpu_model", "cores", "protocol",
-	"timestamp", "busy_other",
+	"timestamp", "busy_other", "blas",
 };
 
 /* ---- reading --------------------------------------------------------------------------------------- */

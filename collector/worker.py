@@ -150,6 +150,23 @@ def calib(torch) -> float:
     return statistics.median(ts)
 
 
+def blas_library() -> str:
+    """Which BLAS torch loaded, by the directory of the libblas.so.3 mapped into this process: Debian's
+    python3-torch calls the system BLAS (update-alternatives) for matrix products and for the 1x1 and
+    batch-1 convolutions that do not go to oneDNN, so it sets the speed of whole networks (reference BLAS
+    is 5-10x slower than OpenBLAS there). 'openblas-pthread', 'openblas-openmp', 'reference', ..."""
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                path = line.split()[-1] if line.count("/") else ""
+                if os.path.basename(path).startswith("libblas.so"):
+                    d = os.path.basename(os.path.dirname(os.path.realpath(path)))
+                    return "reference" if d == "blas" else d
+    except OSError:
+        pass
+    return "unknown"
+
+
 def percentile(sorted_v, q):
     """Linear interpolation between closest ranks (numpy's default)."""
     if len(sorted_v) == 1:
@@ -209,7 +226,7 @@ class Worker:
         return {"ready": True, "pid": os.getpid(), "torch_version": self.torch.__version__,
                 "torchvision_version": self.torchvision.__version__, "tracker": self.tracker.ok,
                 "threads": self.torch.get_num_threads(), "protocol_env": env_ok, "protocol": PROTOCOL,
-                "python": sys.executable}
+                "python": sys.executable, "blas": blas_library()}
 
     # One training iteration per PROTOCOL.md, built as a closure over the objects of one configuration.
     def _make_step(self, model, x, opt, state):

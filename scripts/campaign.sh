@@ -30,14 +30,15 @@ phase() {
 	"$A" profile "${COMMON[@]}" "$@" || echo "== phase ended with status $?"
 }
 make -s
-# cpu1: breadth first, then the full grid.
+# Breadth first, cpu1 and cpu2 alternating so that every network has rows on both hardware ids early
+# (cross-hardware evaluation needs pairs); cpu2 covers at least 30 % of the configurations.
 phase --hw cpu1 --size 64 --seq 128 --batch 1,4,16
+phase --hw cpu2 --size 64 --seq 128 --batch 1,4,16
 phase --hw cpu1 --size 32,128 --seq 64,256 --batch 2,8,32
+phase --hw cpu2 --size 32,128 --seq 64,256 --batch 2,8,32
 phase --hw cpu1 --size 96,160,224 --seq 32,512 --batch 1,4,16
 phase --hw cpu1 --size all --seq all --batch 1,2,4,8,16,32
-# cpu2: at least 30 % of the configurations, covering every network.
-phase --hw cpu2 --size 64,128 --seq 128,256 --batch 1,4,16,32
-phase --hw cpu2 --size 32,96,224 --seq 64,512 --batch 2,8
+phase --hw cpu2 --size 96,224 --seq 32,512 --batch 1,4,16
 # Batch 64 where cheap (the per-iteration limit skips the rest).
 phase --hw cpu1 --size 32,64 --seq 64,128 --batch 64
 echo "== $(date -u +%FT%TZ) campaign complete"

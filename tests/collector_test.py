@@ -93,6 +93,7 @@ def case_e2e():
         check(10 <= int(r["iterations"]) <= 50, "10..50 timed iterations")
         check(float(r["calib_s"]) > 0 and float(r["time_cv"]) >= 0, "calib_s, cv")
         check(0 <= float(r["busy_other"]) <= 1, "busy_other is a fraction")
+        check(r["blas"] not in ("", "unknown"), f"blas library named ({r['blas']!r})")
         check(r["protocol"] == "1" and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["timestamp"]), "protocol, timestamp")
         check(r["torch_version"] and r["torchvision_version"] and r["cpu_model"] and int(r["cores"]) >= 1, "versions, cpu")
         mem, pers, params = int(r["memory_bytes"]), int(r["persistent_bytes"]), int(r["params"])
@@ -191,7 +192,7 @@ def case_csv():
     cols = ["network", "graph", "input_shape", "batch", "optimizer", "hw", "threads", "repeat", "status", "error",
             "time_s", "time_min_s", "time_p90_s", "time_cv", "iterations", "calib_s", "memory_bytes",
             "persistent_bytes", "params", "torch_version", "torchvision_version", "cpu_model", "cores", "protocol",
-            "timestamp", "busy_other"]
+            "timestamp", "busy_other", "blas"]
     row = dict.fromkeys(cols, "")
     row.update(network="mlp", input_shape="1x3x32x32", batch="1", optimizer="sgd", hw="cpu1", threads="1",
                repeat="0", status="error", error='a "quoted", multi-line\nerror', protocol="1")
