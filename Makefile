@@ -37,7 +37,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
 FUZZ_TARGETS ?= onnx csv bundle cli
 REPLAYS := $(FUZZ_TARGETS:%=$(B)/replay_%)
 
-.PHONY: all check check-collector fuzz bench clean install
+.PHONY: fuzz-merge all check check-collector fuzz bench clean install
 all: $(B)/abacus $(B)/libabacus_tracker.so
 
 # protobuf-c code is generated from Debian's onnx.proto (libonnx-dev), never committed.
@@ -106,12 +106,22 @@ $(FZ)/fuzz_cli: fuzz/fuzz_cli.c $(LIB_SRC) $(CLI_SRC) $(GEN)/onnx.pb-c.c
 	@mkdir -p $(FZ)
 	clang $(FZ_FLAGS) -DABACUS_NO_MAIN -o $@ $< $(LIB_SRC) $(CLI_SRC) $(GEN)/onnx.pb-c.c $(LIBS)
 
+# The log of each run (final statistics: executions, coverage, peak RSS) goes to build/fuzz/<target>.log.
 fuzz: $(FUZZ_TARGETS:%=$(FZ)/fuzz_%)
 	@for t in $(FUZZ_TARGETS); do \
 		mkdir -p $(FZ)/corpus-$$t fuzz/corpus/$$t; \
-		echo "== fuzz_$$t for $(FUZZ_SECONDS) s"; \
-		$(FZ)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -artifact_prefix=$(FZ)/$$t- \
-			$(FZ)/corpus-$$t fuzz/corpus/$$t || exit 1; \
+		echo "== fuzz_$$t for $(FUZZ_SECONDS) s (log: $(FZ)/$$t.log)"; \
+		$(FZ)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+			-print_final_stats=1 -artifact_prefix=$(FZ)/$$t- \
+			$(FZ)/corpus-$$t fuzz/corpus/$$t > $(FZ)/$$t.log 2>&1 || { tail -40 $(FZ)/$$t.log; exit 1; }; \
+		grep -E "^#[0-9]+.*DONE|^stat::" $(FZ)/$$t.log; \
+	done
+
+# Folds what `make fuzz` found into the committed corpora, keeping only inputs that add coverage
+# (libFuzzer -merge=1), so that `make check` replays them quickly.
+fuzz-merge: $(FUZZ_TARGETS:%=$(FZ)/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+		$(FZ)/fuzz_$$t -merge=1 -max_len=65536 fuzz/corpus/$$t $(FZ)/corpus-$$t 2>&1 | grep -E "MERGE-OUTER: [0-9]+ new files"; \
 	done
 
 # Corpus replay without libFuzzer: every committed input (and former crash) is a plain test.

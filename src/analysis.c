@@ -55,7 +55,7 @@ static int bind_inputs(abacus_analysis *a, abacus_error *err)
 				if (gt->dims[d] >= 0)
 					continue;
 				/* A symbolic dim: the batch when it is the first axis or named like one. */
-				const char *sym = gt->sym[d] ? gt->sym[d] : "?";
+				const char *sym = gt->sym && gt->sym[d] ? gt->sym[d] : "?";
 				if (d == 0 || strstr(sym, "batch") || !strcmp(sym, "N"))
 					s->dims[d] = cfg->batch;
 				else

@@ -122,34 +122,20 @@ void ab_graph_destroy(abacus_graph *g)
 	if (!g)
 		return;
 	for (int i = 0; i < g->n_tensors; i++) {
-		ab_tensor *t = &g->tensors[i];
-		ab_free(t->name);
-		for (int k = 0; k < ABACUS_MAX_RANK; k++)
-			ab_free(t->sym[k]);
-		ab_value_free(t->value);
+		ab_value_free(g->tensors[i].value);
 	}
+	/* Strings and per-node arrays live in g->arena; only tensor values are allocated one by one. */
 	for (int i = 0; i < g->n_nodes; i++) {
 		ab_node *n = &g->nodes[i];
-		ab_free(n->name);
-		if (n->own_strings) {
-			ab_free(n->op);
-			ab_free(n->domain);
-		}
-		ab_free(n->in); /* n->out points into the same array */
-		for (int k = 0; k < n->n_attrs; k++) {
-			ab_free(n->attrs[k].name);
-			ab_free(n->attrs[k].s);
-			ab_free(n->attrs[k].ints);
+		for (int k = 0; k < n->n_attrs; k++)
 			ab_value_free(n->attrs[k].t);
-		}
-		ab_free(n->attrs);
 	}
 	ab_free(g->tensors);
 	ab_free(g->nodes);
 	ab_free(g->order);
 	ab_free(g->inputs);
 	ab_free(g->outputs);
-	ab_free(g->producer_name);
+	ab_arena_free(&g->arena);
 	ab_free(g);
 }
 
@@ -298,7 +284,7 @@ int abacus_graph_input(const abacus_graph *g, size_t i, const char **name, int *
 	for (int k = 0; k < ABACUS_MAX_RANK; k++) {
 		dims[k] = k < t->rank ? t->dims[k] : 0;
 		if (sym)
-			sym[k] = k < t->rank ? t->sym[k] : NULL;
+			sym[k] = k < t->rank && t->sym ? t->sym[k] : NULL;
 	}
 	return 0;
 }

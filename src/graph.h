@@ -10,6 +10,7 @@
 #ifndef ABACUS_GRAPH_H
 #define ABACUS_GRAPH_H
 
+#include "arena.h"
 #include "util.h"
 
 /* Bounds that keep hostile files from exhausting memory or stack (documented in docs/LIMITS.md). */
@@ -82,7 +83,8 @@ typedef struct ab_tensor {
 	int dtype;
 	int rank;                          /* declared rank, -1 unknown */
 	int64_t dims[ABACUS_MAX_RANK];     /* declared dims, -1 symbolic/unknown */
-	char *sym[ABACUS_MAX_RANK];        /* symbolic dim names from the declaration */
+	char **sym;                        /* NULL, or ABACUS_MAX_RANK symbolic dim names (NULL: none) from the
+	                                    * declaration; rare, so not kept inline in every tensor */
 	int producer;                      /* node index, or -1 */
 	int n_consumers;                   /* number of node input slots that read it */
 	ab_value *value;                   /* known constant (initializer with data, Constant node) */
@@ -101,7 +103,6 @@ typedef struct ab_node {
 	ab_attr *attrs;
 	int n_attrs;
 	int op_index;                      /* row in the op table, -1 when unknown */
-	int own_strings;                   /* op and domain are owned (unknown ops); else static */
 } ab_node;
 
 struct abacus_graph {
@@ -116,6 +117,7 @@ struct abacus_graph {
 	int n_outputs;
 	int64_t opset;
 	char *producer_name;
+	ab_arena arena;                    /* names, attribute names/strings/ints, node in/out and attr arrays */
 };
 
 const ab_attr *ab_node_attr(const ab_node *n, const char *name);

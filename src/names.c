@@ -9,7 +9,7 @@
 
 #include "util.h"
 
-static uint64_t hash(const char *s)
+uint64_t ab_names_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
 	for (; *s; s++) {
@@ -49,9 +49,13 @@ void ab_names_free(ab_names *m)
 
 int ab_names_get(const ab_names *m, const char *key)
 {
+	return ab_names_get_h(m, key, ab_names_hash(key));
+}
+
+int ab_names_get_h(const ab_names *m, const char *key, uint64_t h)
+{
 	if (!m->cap)
 		return -1;
-	uint64_t h = hash(key);
 	for (size_t i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
 		if (!m->keys[i])
 			return -1;
@@ -71,6 +75,11 @@ static void insert(const char **keys, int *vals, uint64_t *hashes, size_t cap, c
 }
 
 int ab_names_put(ab_names *m, const char *key, int val)
+{
+	return ab_names_put_h(m, key, ab_names_hash(key), val);
+}
+
+int ab_names_put_h(ab_names *m, const char *key, uint64_t h, int val)
 {
 	if ((m->n + 1) * 2 > m->cap) {
 		size_t cap = m->cap * 2;
@@ -94,8 +103,8 @@ int ab_names_put(ab_names *m, const char *key, int val)
 		m->hashes = hashes;
 		m->cap = cap;
 	}
-	if (ab_names_get(m, key) < 0)
+	if (ab_names_get_h(m, key, h) < 0)
 		m->n++;
-	insert(m->keys, m->vals, m->hashes, m->cap, key, hash(key), val);
+	insert(m->keys, m->vals, m->hashes, m->cap, key, h, val);
 	return 0;
 }

@@ -20,5 +20,9 @@ int ab_names_init(ab_names *m, size_t hint);           /* 0 or -1 on allocation 
 void ab_names_free(ab_names *m);
 int ab_names_get(const ab_names *m, const char *key);  /* index, or -1 */
 int ab_names_put(ab_names *m, const char *key, int val); /* 0 or -1 on allocation failure */
+/* The same with the key's hash computed once by the caller (names are long: hashing dominates). */
+uint64_t ab_names_hash(const char *key);
+int ab_names_get_h(const ab_names *m, const char *key, uint64_t h);
+int ab_names_put_h(ab_names *m, const char *key, uint64_t h, int val);
 
 #endif

@@ -297,6 +297,11 @@ int ab_fold_elementwise(ab_ctx *c)
 		return 0;
 	if (os->numel > AB_MAX_CONST_ELEMS)
 		return 0; /* too large to fold: stays a (constant) compute node */
+	/* Every input slot must hold a value: an omitted optional input (an empty name, e.g. CumSum's axis)
+	 * is not a constant to fold with (found by fuzz_onnx). */
+	for (int k = 0; k < c->n->n_in; k++)
+		if (!ab_inval(c, k))
+			return 0;
 	ab_value *v = ab_value_new(os->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
