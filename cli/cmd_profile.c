@@ -1059,6 +1059,9 @@ int cmd_profile(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
+	/* A file-size limit (ulimit -f) then fails write() with EFBIG, reported like a full disk, instead of
+	 * killing the collector in the middle of a row. */
+	sigaction(SIGXFSZ, &sa, NULL);
 
 	if (o.log && !(log = fopen(o.log, "a"))) {
 		fprintf(stderr, "abacus: cannot open %s: %s\n", o.log, strerror(errno));

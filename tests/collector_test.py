@@ -306,9 +306,84 @@ def case_kill():
     check(open(out, "rb").read() == after, "a further rerun changes nothing")
 
 
+def case_kills():
+    """SIGKILL at random moments (seeded) during a run, several times, each followed by a rerun that is
+    killed again: the rows written before each kill stay byte for byte, and in the end every configuration
+    is there exactly once."""
+    import random
+    rnd = random.Random(7)
+    out = os.path.join(TMP, "kills.csv")
+    cfg = ["--models", "mlp", "--size", "32", "--batch", "1,2,3,4,5,6", "--optimizer", "sgd,adam"]
+    args = [ABACUS, "profile", "--out", out, "--graphs", GRAPHS] + cfg
+    kills = 0
+    for _ in range(5):
+        before = open(out, "rb").read() if os.path.exists(out) else b""
+        p = subprocess.Popen(args, cwd=ROOT, stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(rnd.uniform(0.5, 6.0))  # a worker takes ~3 s to start, then ~0.3 s per configuration
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)  # the collector and its worker at once, as a machine crash would
+            kills += 1
+        p.wait()
+        after = open(out, "rb").read() if os.path.exists(out) else b""
+        # A kill may leave a half-written last record only if it struck inside write(): the next open cuts it.
+        done = before[:before.rfind(b"\n") + 1]
+        check(after.startswith(done), "complete rows written before a kill are unchanged")
+    p = profile(*cfg, out=out)
+    rs = rows(out)
+    keys = [tuple(r[k] for k in KEY) for r in rs]
+    print(f"    {kills} kills at random moments, then a full run: {len(rs)} rows")
+    check(kills >= 3, f"at least 3 of the 5 runs were killed ({kills})")
+    check(len(keys) == 12 and len(set(keys)) == 12, f"12 distinct rows, got {len(keys)} ({len(set(keys))} distinct)")
+    check(all(r["status"] == "ok" for r in rs), "all ok")
+
+
+def case_write_errors():
+    """A full disk and a read-only output: a clear error, and the CSV keeps only complete rows."""
+    import resource
+    out = os.path.join(TMP, "full.csv")
+    cfg = ["--models", "mlp", "--size", "32", "--batch", "1,2,3,4", "--optimizer", "sgd"]
+    # 1. Full disk, simulated with a file-size limit: write() fails (EFBIG) part-way through the third row,
+    # as it would with ENOSPC. abacus ignores SIGXFSZ, so the failure is an error it reports, not a crash.
+    limit = 1200  # the header and two rows fit (about 330 bytes each), a third does not
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    p = subprocess.run([ABACUS, "profile", "--out", out, "--graphs", GRAPHS] + cfg, cwd=ROOT,
+                       capture_output=True, text=True, preexec_fn=small_files, timeout=300)
+    check(p.returncode != 0 and "cannot write the output" in p.stderr and "File too large" in p.stderr,
+          f"full disk: exit {p.returncode}, {p.stderr.strip()[-300:]}")
+    data = open(out, "rb").read()
+    check(len(data) <= limit and data.endswith(b"\n"), f"only complete records are left ({len(data)} bytes)")
+    n_full = len(rows(out))
+    check(1 <= n_full < 4, f"some rows before the disk filled ({n_full})")
+    p = profile(*cfg, out=out)
+    rs = rows(out)
+    keys = {tuple(r[k] for k in KEY) for r in rs}
+    check(len(rs) == 4 and len(keys) == 4, f"the rerun completes without duplicates ({len(rs)} rows)")
+    # 2. Read-only output: refused at once with the reason. Root ignores permission bits, so as root the
+    # collector runs as 'nobody' for this check.
+    ro = os.path.join(TMP, "ro")
+    os.makedirs(ro, exist_ok=True)
+    os.chmod(TMP, 0o755)
+    os.chmod(ro, 0o755)
+    ro_out = os.path.join(ro, "readonly.csv")
+    shutil.copy(out, ro_out)
+    os.chmod(ro_out, 0o444)
+
+    def as_nobody():
+        if os.geteuid() == 0:
+            os.setgid(65534)
+            os.setuid(65534)
+    p = subprocess.run([ABACUS, "profile", "--out", ro_out, "--graphs", GRAPHS] + cfg[:-2] + ["--batch", "5"],
+                       cwd=ROOT, capture_output=True, text=True, preexec_fn=as_nobody, timeout=60)
+    check(p.returncode != 0 and "readonly.csv" in p.stderr and "Permission denied" in p.stderr,
+          f"read-only output: exit {p.returncode}, {p.stderr.strip()[-300:]}")
+    check(open(ro_out, "rb").read() == open(out, "rb").read(), "the read-only file is unchanged")
+
+
 CASES = [("e2e", case_e2e), ("repeat", case_repeat), ("multi", case_multi), ("oom", case_oom),
          ("failures", case_failures), ("csv", case_csv), ("crash", case_crash),
-         ("kill", case_kill)]
+         ("kill", case_kill), ("kills", case_kills), ("write_errors", case_write_errors)]
 
 
 def main():
