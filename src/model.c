@@ -188,14 +188,34 @@ out:
 	return rc;
 }
 
+/* The analytic time terms. FLOPs are split by the kind of kernel that runs them, because their rates differ
+ * by several times on a CPU: dense convolutions (oneDNN, or im2col + BLAS for 1×1 and small batches),
+ * grouped and depthwise convolutions (memory-bound), and matrix products (BLAS: linear layers, attention,
+ * recurrent cells, embeddings' gradients). Everything else is priced by the bytes it moves. */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
 	const abacus_memory *M = abacus_analysis_memory(a);
-	t[0] = (double)T->forward_flops + (double)T->backward_flops;
-	t[1] = (double)T->bytes_read + (double)T->bytes_written;
-	t[2] = (double)T->layers;
-	t[3] = 2.0 * (double)M->weights + (double)M->optimizer; /* the step reads and writes all of them */
+	size_t n;
+	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	double conv = 0, group = 0, blas = 0;
+	for (size_t i = 0; i < n; i++) {
+		double f = (double)L[i].forward_flops + (double)L[i].backward_flops;
+		switch (L[i].category) {
+		case ABACUS_CAT_CONV: conv += f; break;
+		case ABACUS_CAT_GROUPCONV: group += f; break;
+		case ABACUS_CAT_MATMUL:
+		case ABACUS_CAT_ATTENTION:
+		case ABACUS_CAT_RECURRENT: blas += f; break;
+		default: break;
+		}
+	}
+	t[0] = conv;
+	t[1] = group;
+	t[2] = blas;
+	t[3] = (double)T->bytes_read + (double)T->bytes_written;
+	t[4] = (double)T->layers;
+	t[5] = 2.0 * (double)M->weights + (double)M->optimizer; /* the step reads and writes all of them */
 }
 
 double ab_time_base(const ab_model *m, const double *terms, double calib)
@@ -248,7 +268,7 @@ static int solve(double *A, double *b, int k)
 }
 
 /* Non-negative least squares on relative error: minimise Σ ((calib·Σ c_i t_i − time) / time)² over
- * c ≥ 0. With four terms every subset of active terms is tried (16 small solves) and the best feasible
+ * c ≥ 0. With six terms every subset of active terms is tried (64 small solves) and the best feasible
  * one kept; terms are scaled to unit RMS first so the normal equations are well conditioned. */
 static void fit_time_coef(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n)
 {

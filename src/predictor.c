@@ -4,10 +4,11 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 1
+ *   abacus-predictor 2
  *   schema <features> <fnv64 of the feature names>
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s>
- *   base <c_flops> <c_bytes> <c_layers> <c_step>   (seconds per unit of each time term, per unit of calib)
+ *   base <K> <c_1> ... <c_K>   seconds per unit of each analytic time term, per unit of calib (K = 6: conv,
+ *                              grouped-conv and matrix-product FLOPs, bytes moved, layers, optimizer traffic)
  *   rows <training rows>  digest <fnv64 of the training rows>
  *   intervals <time q05> <time q95> <memory q05> <memory q95>      (log residuals)
  *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
@@ -24,7 +25,7 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 1
+#define BUNDLE_VERSION 2 /* 2: six time terms (1 had four) */
 #define MAX_TREES 100000
 
 struct abacus_predictor {
@@ -233,6 +234,27 @@ static void put_ensemble(ab_buf *b, const char *name, const ab_ensemble *e)
 	}
 }
 
+/* "base K c_1 ... c_K": K must be AB_TIME_TERMS, every c finite and ≥ 0, not all 0. */
+static int parse_base(const char *s, double coef[AB_TIME_TERMS])
+{
+	int k, used;
+	if (sscanf(s, "base %d%n", &k, &used) != 1 || k != AB_TIME_TERMS)
+		return -1;
+	s += used;
+	double sum = 0;
+	for (int i = 0; i < k; i++) {
+		char *end;
+		coef[i] = strtod(s, &end);
+		if (end == s || !(coef[i] >= 0) || !isfinite(coef[i]))
+			return -1;
+		sum += coef[i];
+		s = end;
+	}
+	while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n')
+		s++;
+	return *s || !(sum > 0) ? -1 : 0;
+}
+
 int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, abacus_error *err)
 {
 	ab_buf b = { 0 };
@@ -242,8 +264,10 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 	              (unsigned long long)p->schema, p->n_hw);
 	for (int h = 0; h < p->n_hw; h++)
 		ab_buf_printf(&b, "hw_id %s %d %a\n", p->hw_ids[h], p->hw_threads[h], p->m.calib[h]);
-	ab_buf_printf(&b, "base %a %a %a %a\nrows %zu\ndigest %016llx\nintervals %a %a %a %a\n", p->m.coef[0], p->m.coef[1],
-	              p->m.coef[2], p->m.coef[3], p->rows,
+	ab_buf_printf(&b, "base %d", AB_TIME_TERMS);
+	for (int i = 0; i < AB_TIME_TERMS; i++)
+		ab_buf_printf(&b, " %a", p->m.coef[i]);
+	ab_buf_printf(&b, "\nrows %zu\ndigest %016llx\nintervals %a %a %a %a\n", p->rows,
 	              (unsigned long long)p->digest, p->m.q_time[0], p->m.q_time[1], p->m.q_mem[0], p->m.q_mem[1]);
 	put_ensemble(&b, "time", &p->m.time);
 	put_ensemble(&b, "memory", &p->m.mem);
@@ -397,10 +421,7 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		p->n_hw = h + 1;
 	}
 	unsigned long long digest;
-	if (next_line(&r) ||
-	    sscanf(r.buf, "base %la %la %la %la", &p->m.coef[0], &p->m.coef[1], &p->m.coef[2], &p->m.coef[3]) != 4 ||
-	    !(p->m.coef[0] >= 0 && p->m.coef[1] >= 0 && p->m.coef[2] >= 0 && p->m.coef[3] >= 0) ||
-	    !(p->m.coef[0] + p->m.coef[1] + p->m.coef[2] + p->m.coef[3] > 0) || next_line(&r) ||
+	if (next_line(&r) || parse_base(r.buf, p->m.coef) || next_line(&r) ||
 	    sscanf(r.buf, "rows %zu", &p->rows) != 1 || next_line(&r) || sscanf(r.buf, "digest %llx", &digest) != 1 ||
 	    next_line(&r) ||
 	    sscanf(r.buf, "intervals %la %la %la %la", &p->m.q_time[0], &p->m.q_time[1], &p->m.q_mem[0], &p->m.q_mem[1]) != 4) {

@@ -11,7 +11,7 @@
 #define SMALL "tests/data/small.csv"
 #define EXPECT_ANALYTIC_MEM 0.00656355469213553
 #define EXPECT_MEM 0.00137108588421438
-#define EXPECT_TIME 0.235568325519669
+#define EXPECT_TIME 0.200509605974875
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
