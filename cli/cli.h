@@ -63,7 +63,10 @@ void fmt_bytes(char *buf, size_t len, double v);
 /* Prints the k layers with the largest share of compute (or of `time_s`, attributed by FLOPs, when it is
  * positive) and of saved activation memory: a table, or two JSON members ("top_time_layers",
  * "top_activation_layers") without surrounding braces. */
-void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, int json);
+/* The top k layers by time and by saved activations. shares (NULL: FLOPs) and step_share come from
+ * abacus_predictor_layer_shares; time_s > 0 turns shares into seconds. */
+void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const double *shares, double step_share,
+                    int json);
 
 /* buf = "<directory of the running abacus>/<rel>"; 0 when that file is readable. */
 int cli_beside_exe(char *buf, size_t len, const char *rel);

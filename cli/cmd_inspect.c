@@ -128,7 +128,7 @@ static void print_json(const char *file, const abacus_graph *g, const abacus_ana
 	        (long long)m->gradients, (long long)m->activations, (long long)m->workspace, (long long)m->peak,
 	        (long long)m->persistent, (long long)m->saved);
 	fprintf(f, "  ");
-	cli_top_layers(a, 10, 0, 1);
+	cli_top_layers(a, 10, 0, NULL, 0, 1);
 	fprintf(f, ",\n  \"unknown_ops\": [");
 	for (size_t i = 0; i < abacus_analysis_n_unknown(a); i++) {
 		int64_t cnt;
@@ -205,7 +205,7 @@ static void print_table(const char *file, const abacus_graph *g, const abacus_an
 		fmt_bytes(b1, sizeof b1, (double)rows[i].v);
 		printf("  %-30s %14lld  (%s)\n", rows[i].name, (long long)rows[i].v, b1);
 	}
-	cli_top_layers(a, 10, 0, 0);
+	cli_top_layers(a, 10, 0, NULL, 0, 0);
 	size_t nu = abacus_analysis_n_unknown(a);
 	if (nu) {
 		printf("\nunknown ops (counted as category 'other', no FLOPs):");

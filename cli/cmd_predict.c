@@ -65,10 +65,20 @@ int cmd_predict(int argc, char **argv)
 	abacus_graph *g = NULL;
 	abacus_analysis *a = NULL;
 	abacus_prediction pr;
+	double *shares = NULL, step_share = 0;
 	rc = CLI_FAIL;
 	if (abacus_predictor_load_file(&p, model, &err) || abacus_graph_load_file(&g, o.file, &err) ||
 	    abacus_analyze(&a, g, &o.cfg, &err) || abacus_predict(&pr, p, a, hw, calib, &err)) {
 		rc = cli_fail(&err);
+		goto out;
+	}
+	size_t n_layers;
+	abacus_analysis_layers(a, &n_layers);
+	shares = malloc((n_layers ? n_layers : 1) * sizeof *shares);
+	if (!shares || abacus_predictor_layer_shares(p, a, shares, n_layers, &step_share, &err)) {
+		rc = shares ? cli_fail(&err) : CLI_FAIL;
+		if (!shares)
+			fprintf(stderr, "abacus: out of memory\n");
 		goto out;
 	}
 	const abacus_memory *m = abacus_analysis_memory(a);
@@ -89,7 +99,7 @@ int cmd_predict(int argc, char **argv)
 		       "\"inputs\": %lld, \"activations\": %lld, \"workspace\": %lld, \"learned_correction\": %lld},\n ",
 		       (long long)m->weights, (long long)m->buffers, (long long)m->gradients, (long long)m->optimizer,
 		       (long long)m->inputs, (long long)m->activations, (long long)m->workspace, (long long)corr);
-		cli_top_layers(a, 10, pr.time_s, 1);
+		cli_top_layers(a, 10, pr.time_s, shares, step_share, 1);
 		printf("}\n");
 	} else {
 		char m1[32], m2[32], m3[32];
@@ -112,10 +122,11 @@ int cmd_predict(int argc, char **argv)
 		fmt_bytes(m1, sizeof m1, (double)(corr < 0 ? -corr : corr));
 		printf("  %-22s %s%11s  %5.1f%%\n", "learned correction", corr < 0 ? "-" : "+", m1,
 		       100.0 * (double)corr / (double)pr.memory_bytes);
-		cli_top_layers(a, 10, pr.time_s, 0);
+		cli_top_layers(a, 10, pr.time_s, shares, step_share, 0);
 	}
 	rc = CLI_OK;
 out:
+	free(shares);
 	abacus_analysis_free(a);
 	abacus_graph_free(g);
 	abacus_predictor_free(p);

@@ -173,19 +173,15 @@ void fmt_bytes(char *buf, size_t len, double v)
 }
 
 /* Indices of the `k` layers with the largest key, largest first (k is small: selection is fine). */
-static size_t top_k(const abacus_layer *L, size_t n, int by_saved, size_t *idx, size_t k)
+/* The k largest of v[0..n) (positive ones only), largest first, into idx; returns how many. */
+static size_t top_k(const double *v, size_t n, size_t *idx, size_t k)
 {
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		double v = by_saved ? (double)L[i].saved_bytes : (double)L[i].forward_flops + (double)L[i].backward_flops;
-		if (v <= 0)
+		if (!(v[i] > 0))
 			continue;
 		size_t pos = m < k ? m++ : k;
-		while (pos > 0) {
-			const abacus_layer *p = &L[idx[pos - 1]];
-			double pv = by_saved ? (double)p->saved_bytes : (double)p->forward_flops + (double)p->backward_flops;
-			if (pv >= v)
-				break;
+		while (pos > 0 && v[idx[pos - 1]] < v[i]) {
 			if (pos < k)
 				idx[pos] = idx[pos - 1];
 			pos--;
@@ -196,25 +192,34 @@ static size_t top_k(const abacus_layer *L, size_t n, int by_saved, size_t *idx, 
 	return m;
 }
 
-void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, int json)
+void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const double *shares, double step_share,
+                    int json)
 {
 	size_t n, idx[64];
 	const abacus_layer *L = abacus_analysis_layers(a, &n);
 	if (k > 64)
 		k = 64;
-	double flops = 0, saved = 0;
-	for (size_t i = 0; i < n; i++) {
-		flops += (double)L[i].forward_flops + (double)L[i].backward_flops;
-		saved += (double)L[i].saved_bytes;
+	double *v = malloc((n ? n : 1) * sizeof *v);
+	if (!v) {
+		fprintf(stderr, "abacus: out of memory\n");
+		return;
 	}
 	for (int by_saved = 0; by_saved < 2; by_saved++) {
-		size_t m = top_k(L, n, by_saved, idx, k);
+		/* Time: the predictor's per-layer shares when given, else FLOPs; memory: saved activations. */
+		double total = 0;
+		for (size_t i = 0; i < n; i++) {
+			v[i] = by_saved ? (double)L[i].saved_bytes
+			       : shares ? shares[i] : (double)L[i].forward_flops + (double)L[i].backward_flops;
+			total += v[i];
+		}
+		if (!by_saved && shares)
+			total = 1; /* shares are of the whole step, optimizer included */
+		size_t m = top_k(v, n, idx, k);
 		if (json) {
 			printf("%s\"%s\": [", by_saved ? ", " : "", by_saved ? "top_activation_layers" : "top_time_layers");
 			for (size_t j = 0; j < m; j++) {
 				const abacus_layer *l = &L[idx[j]];
-				double share = by_saved ? (double)l->saved_bytes / saved
-				                        : ((double)l->forward_flops + (double)l->backward_flops) / flops;
+				double share = v[idx[j]] / total;
 				printf("%s{\"name\": ", j ? ", " : "");
 				json_str(stdout, l->name);
 				printf(", \"op\": \"%s\", \"share\": %.6g", l->op, share);
@@ -226,15 +231,18 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, int json)
 					printf(", \"flops\": %lld}", (long long)(l->forward_flops + l->backward_flops));
 			}
 			printf("]");
+			if (!by_saved && shares)
+				printf(", \"optimizer_step_share\": %.6g", step_share);
 			continue;
 		}
-		printf("\ntop layers by share of %s:\n", by_saved ? "saved activation memory"
-		                                                 : (time_s > 0 ? "time (attributed by FLOPs)" : "compute (fwd+bwd FLOPs)"));
+		printf("\ntop layers by share of %s:\n",
+		       by_saved ? "saved activation memory"
+		       : shares ? "time (the predictor's rates per kind of layer)"
+		       : time_s > 0 ? "time (attributed by FLOPs)" : "compute (fwd+bwd FLOPs)");
 		for (size_t j = 0; j < m; j++) {
 			const abacus_layer *l = &L[idx[j]];
 			char b[32];
-			double share = by_saved ? (double)l->saved_bytes / saved
-			                        : ((double)l->forward_flops + (double)l->backward_flops) / flops;
+			double share = v[idx[j]] / total;
 			if (by_saved)
 				fmt_bytes(b, sizeof b, (double)l->saved_bytes);
 			else if (time_s > 0)
@@ -243,7 +251,14 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, int json)
 				fmt_si(b, sizeof b, (double)l->forward_flops + (double)l->backward_flops);
 			printf("  %5.1f%%  %-12s %-40.40s %s\n", 100 * share, b, l->name, l->op);
 		}
+		if (!by_saved && shares) {
+			char b[32] = "";
+			if (time_s > 0)
+				snprintf(b, sizeof b, "%.4g s", step_share * time_s);
+			printf("  %5.1f%%  %-12s %s\n", 100 * step_share, b, "(the optimizer step, outside any layer)");
+		}
 	}
+	free(v);
 }
 
 int cli_parse_graph_args(cli_graph_opts *o, const char *cmd, const char *help, unsigned accept, int argc,

@@ -192,30 +192,43 @@ out:
  * by several times on a CPU: dense convolutions (oneDNN, or im2col + BLAS for 1×1 and small batches),
  * grouped and depthwise convolutions (memory-bound), and matrix products (BLAS: linear layers, attention,
  * recurrent cells, embeddings' gradients). Everything else is priced by the bytes it moves. */
+/* The FLOP term (0, 1 or 2) a layer's FLOPs count in, or -1 when its FLOPs are priced by bytes alone. */
+static int flop_term(abacus_category c)
+{
+	switch (c) {
+	case ABACUS_CAT_CONV: return 0;
+	case ABACUS_CAT_GROUPCONV: return 1;
+	case ABACUS_CAT_MATMUL:
+	case ABACUS_CAT_ATTENTION:
+	case ABACUS_CAT_RECURRENT: return 2;
+	default: return -1;
+	}
+}
+
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
 	const abacus_memory *M = abacus_analysis_memory(a);
 	size_t n;
 	const abacus_layer *L = abacus_analysis_layers(a, &n);
-	double conv = 0, group = 0, blas = 0;
+	t[0] = t[1] = t[2] = 0;
 	for (size_t i = 0; i < n; i++) {
-		double f = (double)L[i].forward_flops + (double)L[i].backward_flops;
-		switch (L[i].category) {
-		case ABACUS_CAT_CONV: conv += f; break;
-		case ABACUS_CAT_GROUPCONV: group += f; break;
-		case ABACUS_CAT_MATMUL:
-		case ABACUS_CAT_ATTENTION:
-		case ABACUS_CAT_RECURRENT: blas += f; break;
-		default: break;
-		}
+		int k = flop_term(L[i].category);
+		if (k >= 0)
+			t[k] += (double)L[i].forward_flops + (double)L[i].backward_flops;
 	}
-	t[0] = conv;
-	t[1] = group;
-	t[2] = blas;
 	t[3] = (double)T->bytes_read + (double)T->bytes_written;
 	t[4] = (double)T->layers;
 	t[5] = 2.0 * (double)M->weights + (double)M->optimizer; /* the step reads and writes all of them */
+}
+
+double ab_layer_time_weight(const ab_model *m, const abacus_layer *l)
+{
+	int k = flop_term(l->category);
+	double w = m->coef[3] * ((double)l->bytes_read + (double)l->bytes_written) + m->coef[4];
+	if (k >= 0)
+		w += m->coef[k] * ((double)l->forward_flops + (double)l->backward_flops);
+	return w;
 }
 
 double ab_time_base(const ab_model *m, const double *terms, double calib)

@@ -53,6 +53,9 @@ typedef struct ab_model {
 	int has_intervals;
 } ab_model;
 
+/* One layer's part of the analytic time base (per unit of calib) under the fitted coefficients. */
+double ab_layer_time_weight(const ab_model *m, const abacus_layer *l);
+
 /* Fits on the rows idx[0..n). With `intervals`, also runs a 5-fold CV inside them for the quantiles. */
 int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
                  int intervals, abacus_error *err);

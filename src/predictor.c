@@ -218,6 +218,27 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 	return 0;
 }
 
+int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analysis *a, double *share, size_t n,
+                                  double *step_share, abacus_error *err)
+{
+	size_t nl;
+	const abacus_layer *L = abacus_analysis_layers(a, &nl);
+	if (n != nl)
+		return ab_err(err, ABACUS_EINVAL, "", "%zu shares asked for an analysis of %zu layers", n, nl);
+	double terms[AB_TIME_TERMS];
+	ab_time_terms(terms, a);
+	double step = p->m.coef[5] * terms[5], sum = step;
+	for (size_t i = 0; i < n; i++)
+		sum += share[i] = ab_layer_time_weight(&p->m, &L[i]);
+	if (!(sum > 0))
+		return ab_err(err, ABACUS_EINVAL, "", "the predictor prices this graph at zero time");
+	for (size_t i = 0; i < n; i++)
+		share[i] /= sum;
+	if (step_share)
+		*step_share = step / sum;
+	return 0;
+}
+
 /* ---- bundle I/O ---- */
 
 static void put_ensemble(ab_buf *b, const char *name, const ab_ensemble *e)

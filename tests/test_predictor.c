@@ -84,6 +84,23 @@ void test_predictor_roundtrip(void)
 	CHECK(abacus_analyze(&an, g, &cfg, &err) == 0);
 	CHECK(abacus_predict(&a, p, an, "tpu9", 0, &err) == ABACUS_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "cpu1");
+	/* Per-layer time shares: one per layer, none negative, summing to 1 with the optimizer step's; the
+	 * first Gemm (3072 x 256, most of the FLOPs and bytes) takes the largest share. */
+	size_t nl;
+	const abacus_layer *L = abacus_analysis_layers(an, &nl);
+	double shares[64], step = -1, sum = 0;
+	CHECK(nl > 0 && nl <= 64);
+	CHECK(abacus_predictor_layer_shares(p, an, shares, nl, &step, &err) == 0);
+	size_t top = 0;
+	for (size_t i = 0; i < nl; i++) {
+		CHECK(shares[i] >= 0);
+		sum += shares[i];
+		if (shares[i] > shares[top])
+			top = i;
+	}
+	CHECK(step >= 0 && fabs(sum + step - 1) < 1e-9);
+	CHECK(!strcmp(L[top].op, "Gemm") && L[top].params == 3072 * 256 + 256);
+	CHECK(abacus_predictor_layer_shares(p, an, shares, nl - 1, &step, &err) == ABACUS_EINVAL);
 	abacus_analysis_free(an);
 	abacus_graph_free(g);
 	abacus_buffer_free(b1);
