@@ -182,10 +182,10 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	} else {
 		for (int i = 0; i < n->n_in; i++)
 			if (n->in[i] >= 0)
-				k->bytes_read += shape_bytes(&a->shapes[n->in[i]]);
+				ab_sat_add(&k->bytes_read, shape_bytes(&a->shapes[n->in[i]]));
 		for (int o = 0; o < n->n_out; o++)
 			if (n->out[o] >= 0)
-				k->bytes_written += shape_bytes(&a->shapes[n->out[o]]);
+				ab_sat_add(&k->bytes_written, shape_bytes(&a->shapes[n->out[o]]));
 	}
 	/* Category refinements that depend on attributes or operands. */
 	if (def && !strcmp(n->op, "Conv") && ab_attr_int(n, "group", 1) > 1)
@@ -228,10 +228,10 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	for (int i = 0; any_rg && i < n->n_in && i < 16; i++)
 		if (n->in[i] >= 0 && (k->in_mask >> i & 1) && a->g->tensors[n->in[i]].kind == AB_T_VALUE && !a->vals[n->in[i]] &&
 		    !a->wl[n->in[i]])
-			L->saved_bytes += shape_bytes(&a->shapes[n->in[i]]);
+			ab_sat_add(&L->saved_bytes, shape_bytes(&a->shapes[n->in[i]]));
 	for (int o = 0; any_rg && o < n->n_out && o < 16; o++)
 		if (n->out[o] >= 0 && (k->out_mask >> o & 1))
-			L->saved_bytes += shape_bytes(&a->shapes[n->out[o]]);
+			ab_sat_add(&L->saved_bytes, shape_bytes(&a->shapes[n->out[o]]));
 	L->forward_flops = k->fwd;
 	L->backward_flops = any_rg ? k->bwd : 0;
 	L->bytes_read = k->bytes_read;
@@ -338,7 +338,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 	/* Parameters that no layer consumed still exist in the model (e.g. only reshaped and dropped). */
 	for (int t = 0; t < g->n_tensors; t++)
 		if (g->tensors[t].is_param && !param_seen[t] && g->tensors[t].n_consumers > 0)
-			a->totals.params += a->shapes[t].numel;
+			ab_sat_add(&a->totals.params, a->shapes[t].numel);
 	if ((rc = ab_simulate_memory(a, err)) == 0)
 		rc = ab_features_compute(&a->features, a, err);
 out:

@@ -85,13 +85,15 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 			continue;
 		int64_t b = bytes(&a->shapes[t]);
 		if (gt->is_param) {
-			m->weights += b;
+			ab_sat_add(&m->weights, b);
 			max_param = b > max_param ? b : max_param;
 		} else if (!a->vals[t] || a->shapes[t].numel > 64) {
-			m->buffers += b; /* running statistics and other non-trainable state */
+			ab_sat_add(&m->buffers, b); /* running statistics and other non-trainable state */
 		}
 	}
-	m->optimizer = a->cfg.optimizer == ABACUS_OPT_ADAM ? 2 * m->weights : m->weights;
+	m->optimizer = m->weights;
+	if (a->cfg.optimizer == ABACUS_OPT_ADAM)
+		ab_sat_add(&m->optimizer, m->weights);
 	/* The target: class labels (int64 per sample) for a 2-D output, else a zero tensor like the output. */
 	const ab_shape *y = &a->shapes[g->outputs[0]];
 	if (y->rank == 2) {
@@ -142,14 +144,14 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 			int t = n->in[i];
 			if (t >= 0 && (k->in_mask >> i & 1) && ACTIVATION(t) && !a->vals[t]) {
 				if (saved_refs[sid[t]]++ == 0 && alive[sid[t]])
-					s.saved += bytes(&a->shapes[sid[t]]);
+					ab_sat_add(&s.saved, bytes(&a->shapes[sid[t]]));
 			}
 		}
 		for (int o = 0; o < n->n_out && o < 16; o++) {
 			int t = n->out[o];
 			if (t >= 0 && (k->out_mask >> o & 1)) {
 				if (saved_refs[sid[t]]++ == 0 && alive[sid[t]])
-					s.saved += bytes(&a->shapes[sid[t]]);
+					ab_sat_add(&s.saved, bytes(&a->shapes[sid[t]]));
 			}
 		}
 		add(&s, &s.extra, k->extra_bytes);

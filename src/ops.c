@@ -220,9 +220,9 @@ int ab_cost_table(ab_ctx *c, const ab_opdef *d, ab_cost *k)
 	k->in_mask = d->save_in;
 	k->out_mask = d->save_out;
 	for (int i = 0; i < c->n->n_in; i++)
-		k->bytes_read += ab_has_in(c, i) ? tensor_bytes(ab_in(c, i)) : 0;
+		ab_sat_add(&k->bytes_read, ab_has_in(c, i) ? tensor_bytes(ab_in(c, i)) : 0);
 	for (int o = 0; o < c->n->n_out; o++)
 		if (c->n->out[o] >= 0)
-			k->bytes_written += tensor_bytes(&c->shapes[c->n->out[o]]);
+			ab_sat_add(&k->bytes_written, tensor_bytes(&c->shapes[c->n->out[o]]));
 	return 0;
 }

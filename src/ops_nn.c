@@ -30,10 +30,10 @@ static const ab_shape *out0(const ab_ctx *c)
 static void io_bytes(ab_ctx *c, ab_cost *k)
 {
 	for (int i = 0; i < c->n->n_in; i++)
-		k->bytes_read += bytes_of(ab_in(c, i));
+		ab_sat_add(&k->bytes_read, bytes_of(ab_in(c, i)));
 	for (int o = 0; o < c->n->n_out; o++)
 		if (c->n->out[o] >= 0)
-			k->bytes_written += bytes_of(&c->shapes[c->n->out[o]]);
+			ab_sat_add(&k->bytes_written, bytes_of(&c->shapes[c->n->out[o]]));
 }
 
 #define OVF(c) ab_node_err((c), ABACUS_ESHAPE, "FLOP count overflows 64 bits")

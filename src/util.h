@@ -42,6 +42,13 @@ static inline int ab_add(int64_t a, int64_t b, int64_t *out)
 {
 	return __builtin_add_overflow(a, b, out) ? -1 : 0;
 }
+/* *acc += v (v >= 0), saturating at INT64_MAX: byte counts of absurd shapes stay absurd instead of wrapping,
+ * and the checked totals then report the overflow. */
+static inline void ab_sat_add(int64_t *acc, int64_t v)
+{
+	if (__builtin_add_overflow(*acc, v, acc))
+		*acc = INT64_MAX;
+}
 
 /* Product of dims[0..rank) with overflow and negativity checks; -1 on failure. */
 int ab_numel(const int64_t *dims, int rank, int64_t *out);
