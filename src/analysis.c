@@ -248,6 +248,7 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	T->layers++;
 	if (!def)
 		T->unknown++;
+	a->cat_flops[L->category] += (double)L->forward_flops + (double)L->backward_flops;
 	return 0;
 }
 

@@ -29,6 +29,7 @@ struct abacus_analysis {
 	int64_t target_bytes;          /* labels (cross-entropy) or the zero target (MSE) */
 	int64_t loss_bytes;            /* what the loss keeps for backward */
 	double *features;              /* the feature vector (features.c), computed once */
+	double cat_flops[ABACUS_CAT_COUNT]; /* forward + backward FLOPs per category (the time terms' input) */
 };
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "model.h"
 #include "names.h"
 
@@ -209,13 +210,12 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
 	const abacus_memory *M = abacus_analysis_memory(a);
-	size_t n;
-	const abacus_layer *L = abacus_analysis_layers(a, &n);
 	t[0] = t[1] = t[2] = 0;
-	for (size_t i = 0; i < n; i++) {
-		int k = flop_term(L[i].category);
+	/* From the per-category sums the analysis keeps: a prediction must not walk thousands of layers. */
+	for (int c = 0; c < ABACUS_CAT_COUNT; c++) {
+		int k = flop_term((abacus_category)c);
 		if (k >= 0)
-			t[k] += (double)L[i].forward_flops + (double)L[i].backward_flops;
+			t[k] += a->cat_flops[c];
 	}
 	t[3] = (double)T->bytes_read + (double)T->bytes_written;
 	t[4] = (double)T->layers;
