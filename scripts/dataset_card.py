@@ -87,9 +87,11 @@ def main(path):
         # Machine time: sum of gaps between consecutive rows, ignoring pauses longer than 30 minutes.
         spent = sum(min((b - a).total_seconds(), 1800) for a, b in zip(stamps, stamps[1:]))
         print(f"campaign: {stamps[0]:%Y-%m-%d %H:%M} to {stamps[-1]:%Y-%m-%d %H:%M} UTC, about {spent/3600:.1f} machine hours")
-    versions = Counter((r["torch_version"], r["torchvision_version"], r["protocol"], r["cpu_model"], r["cores"]) for r in rows)
-    for (tv, tvv, proto, cpu, cores), n in versions.items():
-        print(f"environment: torch {tv}, torchvision {tvv}, protocol {proto}, CPU '{cpu}', {cores} cores ({n} rows)")
+    versions = Counter((r["torch_version"], r["torchvision_version"], r["protocol"], r["cpu_model"], r["cores"],
+                        r.get("blas", "")) for r in rows)
+    for (tv, tvv, proto, cpu, cores, blas), n in versions.items():
+        print(f"environment: torch {tv}, torchvision {tvv}, BLAS {blas or 'not recorded'}, protocol {proto}, "
+              f"CPU '{cpu}', {cores} cores ({n} rows)")
 
 
 if __name__ == "__main__":
