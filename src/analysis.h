@@ -7,6 +7,11 @@
 
 #include "ops.h"
 
+/* A matrix product that does fewer FLOPs per byte it moves than this (a linear layer at batch 1 reads
+ * its whole weight for one row) runs at the speed of memory, not of the BLAS kernels: its FLOPs are a
+ * separate time term. */
+#define AB_THIN_INTENSITY 8.0
+
 struct abacus_analysis {
 	const abacus_graph *g;         /* borrowed: must outlive the analysis */
 	abacus_config cfg;             /* inputs pointer not retained */
@@ -30,6 +35,7 @@ struct abacus_analysis {
 	int64_t loss_bytes;            /* what the loss keeps for backward */
 	double *features;              /* the feature vector (features.c), computed once */
 	double cat_flops[ABACUS_CAT_COUNT]; /* forward + backward FLOPs per category (the time terms' input) */
+	double thin_flops;             /* of which matrix products with under AB_THIN_INTENSITY FLOPs per byte */
 };
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */

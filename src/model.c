@@ -217,15 +217,19 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 		if (k >= 0)
 			t[k] += a->cat_flops[c];
 	}
+	t[2] -= a->thin_flops;
 	t[3] = (double)T->bytes_read + (double)T->bytes_written;
 	t[4] = (double)T->layers;
 	t[5] = 2.0 * (double)M->weights + (double)M->optimizer; /* the step reads and writes all of them */
+	t[6] = a->thin_flops;
 }
 
 double ab_layer_time_weight(const ab_model *m, const abacus_layer *l)
 {
 	int k = flop_term(l->category);
 	double w = m->coef[3] * ((double)l->bytes_read + (double)l->bytes_written) + m->coef[4];
+	if (k == 2 && (double)l->forward_flops < AB_THIN_INTENSITY * ((double)l->bytes_read + (double)l->bytes_written))
+		k = 6; /* a thin matrix product (as ab_time_terms counts it) */
 	if (k >= 0)
 		w += m->coef[k] * ((double)l->forward_flops + (double)l->backward_flops);
 	return w;
@@ -281,7 +285,7 @@ static int solve(double *A, double *b, int k)
 }
 
 /* Non-negative least squares on relative error: minimise Σ ((calib·Σ c_i t_i − time) / time)² over
- * c ≥ 0. With six terms every subset of active terms is tried (64 small solves) and the best feasible
+ * c ≥ 0. With seven terms every subset of active terms is tried (128 small solves) and the best feasible
  * one kept; terms are scaled to unit RMS first so the normal equations are well conditioned. */
 static void fit_time_coef(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n)
 {

@@ -19,7 +19,7 @@
 #include "trees.h"
 
 #define AB_MAX_HW 16
-#define AB_TIME_TERMS 6
+#define AB_TIME_TERMS 7
 
 typedef struct ab_examples {
 	size_t n;

@@ -465,7 +465,8 @@ int ab_cost_dropout(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0);
 	/* Random mask generation plus the scaled multiply; backward multiplies by the mask. */
-	k->fwd = 3 * x->numel;
+	if (ab_mul(x->numel, 3, &k->fwd))
+		return OVF(c);
 	k->bwd = ab_in_rg(c, 0) ? x->numel : 0;
 	k->extra_bytes = x->numel; /* bool mask, unless the graph keeps it as output 1 (then counted there) */
 	if (c->n->n_out > 1 && c->n->out[1] >= 0) {

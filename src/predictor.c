@@ -4,11 +4,12 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 2
+ *   abacus-predictor 3
  *   schema <features> <fnv64 of the feature names>
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s>
- *   base <K> <c_1> ... <c_K>   seconds per unit of each analytic time term, per unit of calib (K = 6: conv,
- *                              grouped-conv and matrix-product FLOPs, bytes moved, layers, optimizer traffic)
+ *   base <K> <c_1> ... <c_K>   seconds per unit of each analytic time term, per unit of calib (K = 7: conv,
+ *                              grouped-conv and matrix-product FLOPs, bytes moved, layers, optimizer traffic,
+ *                              FLOPs of thin matrix products)
  *   rows <training rows>  digest <fnv64 of the training rows>
  *   intervals <time q05> <time q95> <memory q05> <memory q95>      (log residuals)
  *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
@@ -25,7 +26,7 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 2 /* 2: six time terms (1 had four) */
+#define BUNDLE_VERSION 3 /* 3: seven time terms (2 had six, 1 four) */
 #define MAX_TREES 100000
 
 struct abacus_predictor {
