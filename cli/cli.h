@@ -69,6 +69,8 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
                     int json);
 
 /* buf = "<directory of the running abacus>/<rel>"; 0 when that file is readable. */
+/* The directory of the running binary (e.g. .../build/release) into buf; 0, or -1 when unknown. */
+int cli_exe_dir(char *buf, size_t len);
 int cli_beside_exe(char *buf, size_t len, const char *rel);
 /* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus of the build tree, else the installed one. */
 int cli_default_model(char *buf, size_t len);

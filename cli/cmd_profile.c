@@ -298,20 +298,6 @@ static int file_exists(const char *p)
 	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Directory of the running binary, e.g. /work/main/build/release. */
-static int exe_dir(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	return 0;
-}
-
 static int mkdir_p(const char *path)
 {
 	char tmp[PATH_MAX];
@@ -1006,7 +992,7 @@ int cmd_profile(int argc, char **argv)
 
 	/* Where the worker and the tracker are: given, or found from the binary's place in the tree
 	 * (build/<mode>/abacus → collector/worker.py two levels up; the tracker beside the binary). */
-	int have_dir = exe_dir(dir, sizeof dir) == 0;
+	int have_dir = cli_exe_dir(dir, sizeof dir) == 0;
 	if (o.worker) {
 		snprintf(worker_path, sizeof worker_path, "%s", o.worker);
 	} else {

@@ -172,8 +172,8 @@ void fmt_bytes(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.2f %s", v, u[k]);
 }
 
-/* Indices of the `k` layers with the largest key, largest first (k is small: selection is fine). */
-/* The k largest of v[0..n) (positive ones only), largest first, into idx; returns how many. */
+/* The k largest of v[0..n) (positive ones only), largest first, into idx; returns how many (k is small:
+ * insertion is fine). */
 static size_t top_k(const double *v, size_t n, size_t *idx, size_t k)
 {
 	size_t m = 0;
@@ -326,17 +326,24 @@ int cli_analyze(abacus_graph **g, abacus_analysis **a, const cli_graph_opts *o)
 	return CLI_OK;
 }
 
-int cli_beside_exe(char *buf, size_t len, const char *rel)
+int cli_exe_dir(char *buf, size_t len)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
 	if (n <= 0)
 		return -1;
-	exe[n] = '\0';
-	char *slash = strrchr(exe, '/');
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
 	if (!slash)
 		return -1;
 	*slash = '\0';
+	return 0;
+}
+
+int cli_beside_exe(char *buf, size_t len, const char *rel)
+{
+	char exe[PATH_MAX];
+	if (cli_exe_dir(exe, sizeof exe))
+		return -1;
 	snprintf(buf, len, "%s/%s", exe, rel);
 	return access(buf, R_OK) == 0 ? 0 : -1;
 }

@@ -250,9 +250,7 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 		T->unknown++;
 	double f = (double)L->forward_flops + (double)L->backward_flops;
 	a->cat_flops[L->category] += f;
-	if ((L->category == ABACUS_CAT_MATMUL || L->category == ABACUS_CAT_ATTENTION ||
-	     L->category == ABACUS_CAT_RECURRENT) &&
-	    (double)L->forward_flops < AB_THIN_INTENSITY * ((double)L->bytes_read + (double)L->bytes_written))
+	if (ab_layer_thin(L))
 		a->thin_flops += f;
 	return 0;
 }

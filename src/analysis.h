@@ -12,6 +12,19 @@
  * separate time term. */
 #define AB_THIN_INTENSITY 8.0
 
+/* Layers whose FLOPs run in BLAS matrix-product kernels: linear layers, attention, recurrent cells. */
+static inline int ab_is_matrix_product(abacus_category c)
+{
+	return c == ABACUS_CAT_MATMUL || c == ABACUS_CAT_ATTENTION || c == ABACUS_CAT_RECURRENT;
+}
+
+/* A matrix product under AB_THIN_INTENSITY forward FLOPs per byte moved. */
+static inline int ab_layer_thin(const abacus_layer *l)
+{
+	return ab_is_matrix_product(l->category) &&
+	       (double)l->forward_flops < AB_THIN_INTENSITY * ((double)l->bytes_read + (double)l->bytes_written);
+}
+
 struct abacus_analysis {
 	const abacus_graph *g;         /* borrowed: must outlive the analysis */
 	abacus_config cfg;             /* inputs pointer not retained */

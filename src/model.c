@@ -189,23 +189,22 @@ out:
 	return rc;
 }
 
+/* The FLOP term (0, 1 or 2) a category's FLOPs count in, or -1 when its FLOPs are priced by bytes alone.
+ * Thin matrix products (ab_layer_thin) move from term 2 to term 6. */
+static int flop_term(abacus_category c)
+{
+	if (c == ABACUS_CAT_CONV)
+		return 0;
+	if (c == ABACUS_CAT_GROUPCONV)
+		return 1;
+	return ab_is_matrix_product(c) ? 2 : -1;
+}
+
 /* The analytic time terms. FLOPs are split by the kind of kernel that runs them, because their rates differ
  * by several times on a CPU: dense convolutions (oneDNN, or im2col + BLAS for 1×1 and small batches),
  * grouped and depthwise convolutions (memory-bound), and matrix products (BLAS: linear layers, attention,
- * recurrent cells, embeddings' gradients). Everything else is priced by the bytes it moves. */
-/* The FLOP term (0, 1 or 2) a layer's FLOPs count in, or -1 when its FLOPs are priced by bytes alone. */
-static int flop_term(abacus_category c)
-{
-	switch (c) {
-	case ABACUS_CAT_CONV: return 0;
-	case ABACUS_CAT_GROUPCONV: return 1;
-	case ABACUS_CAT_MATMUL:
-	case ABACUS_CAT_ATTENTION:
-	case ABACUS_CAT_RECURRENT: return 2;
-	default: return -1;
-	}
-}
-
+ * recurrent cells, embeddings' gradients), thick and thin apart. Everything else is priced by the bytes
+ * it moves. */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -226,10 +225,8 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 
 double ab_layer_time_weight(const ab_model *m, const abacus_layer *l)
 {
-	int k = flop_term(l->category);
+	int k = ab_layer_thin(l) ? 6 : flop_term(l->category);
 	double w = m->coef[3] * ((double)l->bytes_read + (double)l->bytes_written) + m->coef[4];
-	if (k == 2 && (double)l->forward_flops < AB_THIN_INTENSITY * ((double)l->bytes_read + (double)l->bytes_written))
-		k = 6; /* a thin matrix product (as ab_time_terms counts it) */
 	if (k >= 0)
 		w += m->coef[k] * ((double)l->forward_flops + (double)l->backward_flops);
 	return w;

@@ -804,8 +804,7 @@ int abacus_graph_load(abacus_graph **out, const void *buf, size_t len, abacus_er
 	int rc = prescan(buf, (const uint8_t *)buf + len, M_MODEL, 0, buf, err);
 	if (rc)
 		return rc;
-	pb_heap heap = { AB_ARENA_INIT, 0 };
-	ab_arena_init(&heap.arena, 0);
+	pb_heap heap = { AB_ARENA_INIT, 0 }; /* blocks start small: one element is decoded at a time */
 	loader L = { 0 };
 	L.err = err;
 	L.heap = &heap;
