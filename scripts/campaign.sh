@@ -4,6 +4,8 @@
 # call appending to the same CSV, and a rerun skips what is already measured, so the campaign can be
 # stopped (SIGINT/SIGTERM/SIGKILL) and resumed at any time:
 #   nohup bash scripts/campaign.sh >> data/campaign.log 2>&1 &
+# --wait-quiet: each configuration waits (up to 10 min) for other work on the machine to stop, so that
+# builds and evaluations run meanwhile pause the campaign instead of making its time rows noisy.
 # Noise floor: repeat index 1 for a fixed, hash-chosen 15 % of the configurations (--repeat-percent).
 set -u
 cd "$(dirname "$0")/.."
@@ -24,7 +26,7 @@ cheap = '$CHEAP'.split(',')
 names = [json.loads(l)['name'] for l in sys.stdin if l.strip()]
 print(','.join([n for n in cheap if n in names] + [n for n in names if n not in cheap]))")
 COMMON=(--out "$OUT" --graphs data/graphs --max-iter-seconds 3 --timeout 900 --repeat 2 --repeat-percent 15
-        --optimizer sgd,adam --log data/campaign-workers.log --models "$ALL")
+        --optimizer sgd,adam --wait-quiet --log data/campaign-workers.log --models "$ALL")
 phase() {
 	echo "== $(date -u +%FT%TZ) phase: $*"
 	"$A" profile "${COMMON[@]}" "$@" || echo "== phase ended with status $?"
