@@ -15,14 +15,16 @@ int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, 
 static const char help[] =
 	"usage: abacus eval DATA.csv... [--protocol random|lomo|cross-hw] [--format table|json] [--svg FILE]\n"
 	"                   [--seed N]"
-	" [--rounds N] [--depth N] [--eta X] [--root DIR]\n"
+	" [--rounds N] [--depth N] [--eta X] [--root DIR] [--rows FILE]\n"
 	"\n"
 	"Scores the predictor on measured rows: random = 5-fold cross-validation over configurations;\n"
 	"lomo = leave-one-model-out (each network predicted by a model that never saw it); cross-hw = train on\n"
 	"one hardware id, test on the others. Prints MRE, median and 90th percentile relative error for time\n"
 	"and memory, the analytic and FLOPs-proportional baselines, the noise floor of repeated measurements,\n"
 	"and per-network errors.\n"
-	"  --svg FILE   draw predicted against measured time and memory, and the per-network errors\n";
+	"  --svg FILE   draw predicted against measured time and memory, and the per-network errors\n"
+	"  --rows FILE  write every scored row as CSV: its dataset line and configuration, measured and\n"
+	"               predicted time (with the row's speed index, and raw) and memory\n";
 
 static void scatter(FILE *f, const abacus_eval_point *p, size_t n, int memory, double left, const char *label)
 {
@@ -80,6 +82,25 @@ static int write_svg(const char *path, const abacus_eval *ev, const char *pname)
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+/* One line per scored row, for analysis beyond the summary (which rows, which networks, which sizes). */
+static int write_rows(const char *path, const abacus_eval *ev)
+{
+	size_t n;
+	const abacus_eval_point *p = abacus_eval_points(ev, &n);
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "line,network,input_shape,batch,optimizer,hw,busy_other,time_s,time_pred_s,time_raw_pred_s,"
+	           "memory_bytes,memory_pred_bytes\n");
+	for (size_t i = 0; i < n; i++) {
+		const abacus_row *r = p[i].row;
+		fprintf(f, "%zu,%s,%s,%lld,%s,%s,%.3f,%.6g,%.6g,%.6g,%.0f,%.0f\n", r->line, r->network, r->input_shape,
+		        (long long)r->batch, r->optimizer, r->hw, r->busy_other, p[i].time_s, p[i].time_pred_s,
+		        p[i].time_raw_pred_s, p[i].memory_bytes, p[i].memory_pred_bytes);
+	}
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 /* JSON has no NaN: a statistic over no rows (e.g. no repeated measurements) is null. */
 static void num(double v)
 {
@@ -117,7 +138,7 @@ int cmd_eval(int argc, char **argv)
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
 	abacus_eval_protocol proto = ABACUS_EVAL_RANDOM;
 	cli_format fmt = FMT_TABLE;
-	const char *svg = NULL;
+	const char *svg = NULL, *rows_out = NULL;
 	char **files = calloc((size_t)argc, sizeof *files);
 	size_t n_files = 0;
 	int rc = CLI_USAGE;
@@ -157,6 +178,14 @@ int cmd_eval(int argc, char **argv)
 				goto out;
 			}
 			svg = v;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--rows", &v))) {
+			if (r < 0) {
+				cli_usage("eval", "--rows needs a file name");
+				goto out;
+			}
+			rows_out = v;
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1]) {
@@ -226,6 +255,10 @@ int cmd_eval(int argc, char **argv)
 	rc = CLI_OK;
 	if (svg && write_svg(svg, ev, pname)) {
 		fprintf(stderr, "abacus: cannot write '%s'\n", svg);
+		rc = CLI_FAIL;
+	}
+	if (rows_out && write_rows(rows_out, ev)) {
+		fprintf(stderr, "abacus: cannot write '%s'\n", rows_out);
 		rc = CLI_FAIL;
 	}
 	abacus_eval_free(ev);

@@ -50,7 +50,8 @@ static const char help[] =
 	"                       judged on the first two iterations\n"
 	"  --mem-limit BYTES    address-space limit of each worker (RLIMIT_AS; K, M, G suffixes are binary)\n"
 	"  --wait-quiet         before each configuration, wait (up to 10 min) until other processes use less\n"
-	"                       than 10% of the machine's CPU\n"
+	"                       than 10% of the machine's CPU; a configuration whose timed iterations still\n"
+	"                       shared the machine (busy_other > 0.1) is measured again, at most twice\n"
 	"  --fresh              one worker per configuration (slower: import torch each time)\n"
 	"  --dry-run            print the configurations that would be measured, measure nothing\n"
 	"  --python PATH        the interpreter (default /usr/bin/python3)\n"
@@ -821,7 +822,16 @@ static int mentions_memory(const worker *w)
 
 /* Measures one configuration on the worker (starting one if needed) and writes its row.
  * Returns 0, 1 when interrupted, -1 on a fatal error. *w_alive tells whether the worker may be reused. */
-static int measure_one(run_ctx *x, worker *w, int *w_alive, const worker_spec *base, const config *c, size_t id)
+/* With --wait-quiet, an `ok` result whose timed iterations shared the machine with more than this share of
+ * other work is measured again (at most BUSY_RETRIES times) instead of written: its time would measure the
+ * contention (with two threads, a busy second core makes the median up to 30x slower). */
+#define BUSY_LIMIT 0.10
+#define BUSY_RETRIES 2
+
+/* Returns 0 when a row was written, 2 when the result was busy and the configuration must be measured
+ * again (only with `may_retry`), 1 when interrupted, -1 on a write error. */
+static int measure_one(run_ctx *x, worker *w, int *w_alive, const worker_spec *base, const config *c, size_t id,
+                       int may_retry)
 {
 	if (!*w_alive) {
 		int r = start_worker(x, w, base, c->threads);
@@ -851,6 +861,14 @@ static int measure_one(run_ctx *x, worker *w, int *w_alive, const worker_spec *b
 			worker_stop(w, 0);
 			*w_alive = 0;
 		} else {
+			const char *busy = jobj_get(&res, "busy_other", NULL);
+			if (may_retry && !strcmp(st, "ok") && busy && strtod(busy, NULL) > BUSY_LIMIT) {
+				fprintf(stderr, "%sabacus profile: %s %s (batch %lld, %s, %s) was timed on a busy machine "
+				        "(busy_other %s): measuring it again\n", isatty(2) ? "\r\033[K" : "", c->net->name,
+				        c->shape, (long long)c->batch, c->optimizer, c->hw, busy);
+				jobj_free(&res);
+				return 2;
+			}
 			rc = write_row(x, c, &res, NULL, NULL);
 			/* After a failure the worker's state is suspect: the next configuration gets a fresh one. */
 			if (strcmp(st, "ok") && strcmp(st, "skipped")) {
@@ -924,14 +942,20 @@ static int run(run_ctx *x, const worker_spec *base, config *todo, size_t n, work
 		}
 		if (!w_alive)
 			group = NULL;
-		if (o->wait_quiet)
-			wait_quiet(tty);
-		if (g_stop)
-			break;
-		if (tty)
-			progress(done, n, now_monotonic() - t0, c);
 		x->last_status = -1;
-		rc = measure_one(x, &w, &w_alive, base, c, i);
+		for (int attempt = 0;; attempt++) {
+			if (o->wait_quiet)
+				wait_quiet(tty);
+			if (g_stop) {
+				rc = 1;
+				break;
+			}
+			if (tty)
+				progress(done, n, now_monotonic() - t0, c);
+			rc = measure_one(x, &w, &w_alive, base, c, i, o->wait_quiet && attempt < BUSY_RETRIES);
+			if (rc != 2)
+				break;
+		}
 		if (rc)
 			break;
 		if (x->last_status == 1 || x->last_status == 4) {

@@ -302,7 +302,8 @@ typedef struct abacus_eval_net {
 /* One scored row: measured and predicted values (for scatter plots). */
 typedef struct abacus_eval_point {
 	const char *network;
-	double time_s, time_pred_s;
+	const abacus_row *row;   /* the measured row (owned by the dataset, which must outlive the eval) */
+	double time_s, time_pred_s, time_raw_pred_s; /* predicted with the row's speed index, and without */
 	double memory_bytes, memory_pred_bytes;
 } abacus_eval_point;
 

@@ -99,6 +99,8 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		pt_net[k] = ex->net[r]; /* the name is set once the network names move into the result */
 		pts[k].time_s = T;
 		pts[k].time_pred_s = t_adj;
+		pts[k].time_raw_pred_s = t_raw;
+		pts[k].row = ex->rows[r];
 		pts[k].memory_bytes = M;
 		pts[k].memory_pred_bytes = mem;
 		net_t[ex->net[r]] += errs[E_TIME][k];

@@ -190,6 +190,23 @@ def case_failures():
     check("--batch" in p.stderr, "usage error names the option")
 
 
+def case_busy():
+    """A configuration timed on a busy machine is measured again under --wait-quiet, and kept as is without."""
+    fake = os.path.join(ROOT, "tests", "busy_worker.py")
+    out = os.path.join(TMP, "busy.csv")
+    p = profile("--models", "mlp", "--batch", "3", "--size", "32", "--wait-quiet", "--worker", fake, out=out)
+    rs = rows(out)
+    check(len(rs) == 1, f"one row, got {len(rs)}")
+    if rs:
+        print(f"    --wait-quiet: busy_other {rs[0]['busy_other']}; stderr: {p.stderr.strip()[-160:]}")
+        check(rs[0]["status"] == "ok" and float(rs[0]["busy_other"]) != 0.75, "the busy measurement was not written")
+    check("measuring it again" in p.stderr, "the retry is reported")
+    out2 = os.path.join(TMP, "busy2.csv")
+    profile("--models", "mlp", "--batch", "3", "--size", "32", "--worker", fake, out=out2)
+    rs = rows(out2)
+    check(len(rs) == 1 and float(rs[0]["busy_other"]) == 0.75, "without --wait-quiet the row is written as measured")
+
+
 def case_csv():
     cols = ["network", "graph", "input_shape", "batch", "optimizer", "hw", "threads", "repeat", "status", "error",
             "time_s", "time_min_s", "time_p90_s", "time_cv", "iterations", "calib_s", "memory_bytes",
@@ -384,7 +401,7 @@ def case_write_errors():
 
 
 CASES = [("e2e", case_e2e), ("repeat", case_repeat), ("multi", case_multi), ("oom", case_oom),
-         ("failures", case_failures), ("csv", case_csv), ("crash", case_crash),
+         ("failures", case_failures), ("busy", case_busy), ("csv", case_csv), ("crash", case_crash),
          ("kill", case_kill), ("kills", case_kills), ("write_errors", case_write_errors)]
 
 
