@@ -260,17 +260,20 @@ typedef struct abacus_prediction {
 } abacus_prediction;
 
 /* Predicts the configuration analysed in `a` on hardware `hw` (NULL: the first known). `calib_s` is the
- * machine's current speed index (`abacus calibrate`), or 0 for the training data's median on `hw`. */
+ * machine's current speed index (`abacus calibrate`), or 0 for the training data's median on `hw`. A
+ * hardware id whose training rows showed its speed index to be noisier than its times ignores calib_s;
+ * out->calib_s says which was used. */
 int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a, const char *hw,
                    double calib_s, abacus_error *err);
 
-/* How the predictor's analytic time divides among the layers of `a`: share[i] for layer i of
- * abacus_analysis_layers (n entries), from the per-kind rates the predictor fitted (dense convolution,
- * grouped convolution and matrix-product FLOPs, bytes moved, a fixed cost per layer), so that a depthwise
- * convolution with few FLOPs but many bytes gets its due. *step_share (may be NULL) is the optimizer step's
- * share, which belongs to no layer. The shares and *step_share sum to 1. */
-int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analysis *a, double *share, size_t n,
-                                  double *step_share, abacus_error *err);
+/* How the predictor's analytic time on hardware `hw` (NULL: the first known) divides among the layers of
+ * `a`: share[i] for layer i of abacus_analysis_layers (n entries), from the per-kind rates the predictor
+ * fitted for that hardware (dense convolution, grouped convolution and matrix-product FLOPs, bytes moved, a
+ * fixed cost per layer), so that a depthwise convolution with few FLOPs but many bytes gets its due.
+ * *step_share (may be NULL) is the optimizer step's share, which belongs to no layer. The shares and
+ * *step_share sum to 1. */
+int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analysis *a, const char *hw, double *share,
+                                  size_t n, double *step_share, abacus_error *err);
 
 /* ---- Evaluation against measured rows (shared/DESIGN.md protocols) -------------------------------- */
 

@@ -87,7 +87,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		ab_model_predict_row(&m, ex, r, calib_row, &t_adj, &mem);
 		ab_model_predict_row(&m, ex, r, -1, &t_raw, &mem);
 		double c = calib_row > 0 ? calib_row : m.calib[ex->hw[r]];
-		double base_t = ab_time_base(&m, ex->terms + r * AB_TIME_TERMS, c);
+		double base_t = ab_time_base(&m, ex->hw[r], ex->terms + r * AB_TIME_TERMS, c);
 		double T = ex->time[r], M = ex->mem[r];
 		size_t k = *ne;
 		errs[E_TIME][k] = fabs(t_adj - T) / T;

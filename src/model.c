@@ -223,29 +223,42 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 	t[6] = a->thin_flops;
 }
 
-double ab_layer_time_weight(const ab_model *m, const abacus_layer *l)
+double ab_layer_time_weight(const ab_model *m, int hw, const abacus_layer *l)
 {
+	const double *c = m->coef[hw];
 	int k = ab_layer_thin(l) ? 6 : flop_term(l->category);
-	double w = m->coef[3] * ((double)l->bytes_read + (double)l->bytes_written) + m->coef[4];
+	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written) + c[4];
 	if (k >= 0)
-		w += m->coef[k] * ((double)l->forward_flops + (double)l->backward_flops);
+		w += c[k] * ((double)l->forward_flops + (double)l->backward_flops);
 	return w;
 }
 
-double ab_time_base(const ab_model *m, const double *terms, double calib)
+double ab_model_calib(const ab_model *m, int hw, double calib)
 {
+	return calib > 0 && m->use_calib[hw] ? calib : m->calib[hw];
+}
+
+double ab_time_base(const ab_model *m, int hw, const double *terms, double calib)
+{
+	calib = ab_model_calib(m, hw, calib);
 	double s = 0;
 	for (int i = 0; i < AB_TIME_TERMS; i++)
-		s += m->coef[i] * terms[i];
+		s += m->coef[hw][i] * terms[i];
 	return calib * s;
 }
 
-/* The analytic time base of row r. Rows without calib use their hardware's median. */
+/* The analytic time base of row r (calib ≤ 0, or a hardware id that does not use speed indexes: its
+ * median). */
 static double time_base(const ab_model *m, const ab_examples *ex, size_t r, double calib)
 {
-	if (!(calib > 0))
-		calib = m->calib[ex->hw[r]];
-	return ab_time_base(m, ex->terms + r * AB_TIME_TERMS, calib);
+	return ab_time_base(m, ex->hw[r], ex->terms + r * AB_TIME_TERMS, calib);
+}
+
+/* The speed index that scales row r's analytic time: its own when the fit uses rows' speed indexes
+ * (`row_calib`) and it has one, else its hardware's median. */
+static double row_speed(const ab_model *m, const ab_examples *ex, size_t r, int row_calib)
+{
+	return row_calib && ex->calib[r] > 0 ? ex->calib[r] : m->calib[ex->hw[r]];
 }
 
 /* Solves the k×k system A x = b in place (Gaussian elimination, partial pivoting); -1 when singular. */
@@ -283,14 +296,17 @@ static int solve(double *A, double *b, int k)
 
 /* Non-negative least squares on relative error: minimise Σ ((calib·Σ c_i t_i − time) / time)² over
  * c ≥ 0. With seven terms every subset of active terms is tried (128 small solves) and the best feasible
- * one kept; terms are scaled to unit RMS first so the normal equations are well conditioned. */
-static void fit_time_coef(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n)
+ * one kept; terms are scaled to unit RMS first so the normal equations are well conditioned. The rows are
+ * idx[0..n) (the caller selects one hardware id, or all); calib is per row_speed(). Returns the mean
+ * squared relative residual, or INFINITY when no subset is solvable. */
+static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const ab_examples *ex, const size_t *idx,
+                            size_t n, int row_calib)
 {
 	enum { K = AB_TIME_TERMS };
 	double scale[K] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];
-		double c = ex->calib[r] > 0 ? ex->calib[r] : m->calib[ex->hw[r]];
+		double c = row_speed(m, ex, r, row_calib);
 		for (int j = 0; j < K; j++) {
 			double x = c * ex->terms[r * K + j] / ex->time[r];
 			scale[j] += x * x;
@@ -307,7 +323,7 @@ static void fit_time_coef(ab_model *m, const ab_examples *ex, const size_t *idx,
 		double A[K * K] = { 0 }, b[K] = { 0 };
 		for (size_t i = 0; i < n; i++) {
 			size_t r = idx[i];
-			double c = ex->calib[r] > 0 ? ex->calib[r] : m->calib[ex->hw[r]];
+			double c = row_speed(m, ex, r, row_calib);
 			double x[K];
 			for (int a = 0; a < k; a++)
 				x[a] = c * ex->terms[r * K + act[a]] / ex->time[r] / scale[act[a]];
@@ -330,7 +346,7 @@ static void fit_time_coef(ab_model *m, const ab_examples *ex, const size_t *idx,
 			coef[act[a]] = b[a] / scale[act[a]];
 		for (size_t i = 0; i < n; i++) {
 			size_t r = idx[i];
-			double c = ex->calib[r] > 0 ? ex->calib[r] : m->calib[ex->hw[r]];
+			double c = row_speed(m, ex, r, row_calib);
 			double pred = 0;
 			for (int j = 0; j < K; j++)
 				pred += c * coef[j] * ex->terms[r * K + j];
@@ -342,7 +358,8 @@ static void fit_time_coef(ab_model *m, const ab_examples *ex, const size_t *idx,
 			memcpy(best_c, coef, sizeof coef);
 		}
 	}
-	memcpy(m->coef, best_c, sizeof best_c);
+	memcpy(out, best_c, sizeof best_c);
+	return best / (double)n;
 }
 
 static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
@@ -363,8 +380,38 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 				v[k++] = ex->calib[idx[i]];
 		m->calib[h] = k ? ab_quantile(v, k, 0.5) : 1.0;
 	}
-	fit_time_coef(m, ex, idx, n);
-	if (!(ab_time_base(m, ex->terms + idx[0] * AB_TIME_TERMS, 1.0) > 0)) {
+	/* The fit over all rows (scaled by each row's speed index: that is what carries it to hardware without
+	 * rows of its own), then one per hardware id with enough rows. Each hardware id keeps its rows' speed
+	 * indexes only where they explain its times better than its median does: with two threads on a shared
+	 * host the reference workload is noisier than the networks (PROTOCOL.md), and scaling by it hurts. */
+	double pooled[AB_TIME_TERMS];
+	size_t *sel = ab_malloc(n * sizeof *sel);
+	if (!sel) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
+	int bad = !isfinite(fit_time_coef(pooled, m, ex, idx, n, 1));
+	for (int h = 0; h < ex->n_hw && !bad; h++) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (ex->hw[idx[i]] == h)
+				sel[k++] = idx[i];
+		m->use_calib[h] = 1;
+		memcpy(m->coef[h], pooled, sizeof pooled);
+		if (k < AB_MIN_HW_ROWS)
+			continue;
+		double with[AB_TIME_TERMS], without[AB_TIME_TERMS];
+		double rw = fit_time_coef(with, m, ex, sel, k, 1), ro = fit_time_coef(without, m, ex, sel, k, 0);
+		if (!isfinite(rw) && !isfinite(ro))
+			continue;
+		m->use_calib[h] = rw <= ro;
+		memcpy(m->coef[h], rw <= ro ? with : without, sizeof with);
+	}
+	ab_free(sel);
+	for (size_t i = 0; i < n && !bad; i++)
+		if (!(ab_time_base(m, ex->hw[idx[i]], ex->terms + idx[i] * AB_TIME_TERMS, 1.0) > 0))
+			bad = 1;
+	if (bad) {
 		rc = ab_err(err, ABACUS_EINVAL, "", "cannot fit the analytic time model: the training rows are degenerate");
 		goto out;
 	}

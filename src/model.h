@@ -19,6 +19,7 @@
 #include "trees.h"
 
 #define AB_MAX_HW 16
+#define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
 #define AB_TIME_TERMS 7
 
 typedef struct ab_examples {
@@ -46,7 +47,11 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a);
 int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err);
 
 typedef struct ab_model {
-	double coef[AB_TIME_TERMS];    /* seconds per unit of each time term, per unit of calib */
+	/* Seconds per unit of each time term, per unit of calib, per hardware id: a second thread speeds
+	 * convolutions and matrix products up, not per-operator overhead, so the rates differ by hardware.
+	 * A hardware id without training rows (cross-hw evaluation) gets the fit over all rows. */
+	double coef[AB_MAX_HW][AB_TIME_TERMS];
+	int use_calib[AB_MAX_HW];      /* 1: scale by the row's or user's speed index; 0: by the median */
 	double calib[AB_MAX_HW];       /* median calib per hardware id (for configurations not measured) */
 	ab_ensemble time, mem;
 	double q_time[2], q_mem[2];    /* 5 % and 95 % quantiles of cross-validated log residuals */
@@ -54,7 +59,7 @@ typedef struct ab_model {
 } ab_model;
 
 /* One layer's part of the analytic time base (per unit of calib) under the fitted coefficients. */
-double ab_layer_time_weight(const ab_model *m, const abacus_layer *l);
+double ab_layer_time_weight(const ab_model *m, int hw, const abacus_layer *l);
 
 /* Fits on the rows idx[0..n). With `intervals`, also runs a 5-fold CV inside them for the quantiles. */
 int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
@@ -63,8 +68,11 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 void ab_model_predict_row(const ab_model *m, const ab_examples *ex, size_t r, double calib, double *time,
                           double *mem);
 void ab_model_free(ab_model *m);
-/* calib × Σ coef_i · terms_i */
-double ab_time_base(const ab_model *m, const double *terms, double calib);
+/* The speed index a prediction on `hw` uses: `calib` where the hardware uses speed indexes and calib > 0,
+ * else the hardware's median. */
+double ab_model_calib(const ab_model *m, int hw, double calib);
+/* ab_model_calib(calib) × Σ coef[hw]_i · terms_i */
+double ab_time_base(const ab_model *m, int hw, const double *terms, double calib);
 
 double ab_quantile(double *v, size_t n, double q);   /* sorts v */
 

@@ -4,10 +4,12 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 3
+ *   abacus-predictor 4
  *   schema <features> <fnv64 of the feature names>
- *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s>
- *   base <K> <c_1> ... <c_K>   seconds per unit of each analytic time term, per unit of calib (K = 7: conv,
+ *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s> <use calib: 0|1>
+ *                         (0: the hardware's speed index proved noisier than its times, and is not used)
+ *   base <K> <c_1> ... <c_K>   one line per hardware id, in the order above: seconds per unit of each
+ *                              analytic time term, per unit of calib (K = 7: conv,
  *                              grouped-conv and matrix-product FLOPs, bytes moved, layers, optimizer traffic,
  *                              FLOPs of thin matrix products)
  *   rows <training rows>  digest <fnv64 of the training rows>
@@ -26,7 +28,7 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 3 /* 3: seven time terms (2 had six, 1 four) */
+#define BUNDLE_VERSION 4 /* 4: time coefficients per hardware id (3: one set of seven, 2 had six, 1 four) */
 #define MAX_TREES 100000
 
 struct abacus_predictor {
@@ -204,8 +206,8 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 		return rc;
 	double terms[AB_TIME_TERMS];
 	ab_time_terms(terms, a);
-	double calib = calib_s > 0 ? calib_s : p->m.calib[h];
-	double tb = ab_time_base(&p->m, terms, calib);
+	double calib = ab_model_calib(&p->m, h, calib_s);
+	double tb = ab_time_base(&p->m, h, terms, calib);
 	double peak = (double)abacus_analysis_memory(a)->peak;
 	double ft = ab_ensemble_predict(&p->m.time, x, p->d), fm = ab_ensemble_predict(&p->m.mem, x, p->d);
 	out->time_s = tb * exp(ft);
@@ -219,18 +221,21 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 	return 0;
 }
 
-int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analysis *a, double *share, size_t n,
-                                  double *step_share, abacus_error *err)
+int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analysis *a, const char *hw, double *share,
+                                  size_t n, double *step_share, abacus_error *err)
 {
+	int h = hw ? hw_index(p, hw) : 0;
+	if (h < 0)
+		return ab_err(err, ABACUS_EINVAL, hw, "unknown hardware id '%s'", hw);
 	size_t nl;
 	const abacus_layer *L = abacus_analysis_layers(a, &nl);
 	if (n != nl)
 		return ab_err(err, ABACUS_EINVAL, "", "%zu shares asked for an analysis of %zu layers", n, nl);
 	double terms[AB_TIME_TERMS];
 	ab_time_terms(terms, a);
-	double step = p->m.coef[5] * terms[5], sum = step;
+	double step = p->m.coef[h][5] * terms[5], sum = step;
 	for (size_t i = 0; i < n; i++)
-		sum += share[i] = ab_layer_time_weight(&p->m, &L[i]);
+		sum += share[i] = ab_layer_time_weight(&p->m, h, &L[i]);
 	if (!(sum > 0))
 		return ab_err(err, ABACUS_EINVAL, "", "the predictor prices this graph at zero time");
 	for (size_t i = 0; i < n; i++)
@@ -285,11 +290,14 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 	ab_buf_printf(&b, "abacus-predictor %d\nschema %d %016llx\nhw %d\n", BUNDLE_VERSION, p->d,
 	              (unsigned long long)p->schema, p->n_hw);
 	for (int h = 0; h < p->n_hw; h++)
-		ab_buf_printf(&b, "hw_id %s %d %a\n", p->hw_ids[h], p->hw_threads[h], p->m.calib[h]);
-	ab_buf_printf(&b, "base %d", AB_TIME_TERMS);
-	for (int i = 0; i < AB_TIME_TERMS; i++)
-		ab_buf_printf(&b, " %a", p->m.coef[i]);
-	ab_buf_printf(&b, "\nrows %zu\ndigest %016llx\nintervals %a %a %a %a\n", p->rows,
+		ab_buf_printf(&b, "hw_id %s %d %a %d\n", p->hw_ids[h], p->hw_threads[h], p->m.calib[h], p->m.use_calib[h]);
+	for (int h = 0; h < p->n_hw; h++) {
+		ab_buf_printf(&b, "base %d", AB_TIME_TERMS);
+		for (int i = 0; i < AB_TIME_TERMS; i++)
+			ab_buf_printf(&b, " %a", p->m.coef[h][i]);
+		ab_buf_printf(&b, "\n");
+	}
+	ab_buf_printf(&b, "rows %zu\ndigest %016llx\nintervals %a %a %a %a\n", p->rows,
 	              (unsigned long long)p->digest, p->m.q_time[0], p->m.q_time[1], p->m.q_mem[0], p->m.q_mem[1]);
 	put_ensemble(&b, "time", &p->m.time);
 	put_ensemble(&b, "memory", &p->m.mem);
@@ -431,9 +439,10 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 	}
 	for (int h = 0; h < n_hw; h++) {
 		char id[64];
-		if (next_line(&r) || sscanf(r.buf, "hw_id %63s %d %la", id, &p->hw_threads[h], &p->m.calib[h]) != 3 ||
-		    !(p->m.calib[h] > 0)) {
-			rc = bad(&r, err, "expected 'hw_id <id> <threads> <calib>'");
+		if (next_line(&r) ||
+		    sscanf(r.buf, "hw_id %63s %d %la %d", id, &p->hw_threads[h], &p->m.calib[h], &p->m.use_calib[h]) != 4 ||
+		    !(p->m.calib[h] > 0) || (p->m.use_calib[h] != 0 && p->m.use_calib[h] != 1)) {
+			rc = bad(&r, err, "expected 'hw_id <id> <threads> <calib> <uses speed index: 0|1>'");
 			goto out;
 		}
 		if (!(p->hw_ids[h] = ab_strdup(id))) {
@@ -442,12 +451,17 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		}
 		p->n_hw = h + 1;
 	}
+	for (int h = 0; h < n_hw; h++)
+		if (next_line(&r) || parse_base(r.buf, p->m.coef[h])) {
+			rc = bad(&r, err, "expected 'base <K> <c_1> ... <c_K>' (one line per hardware id, in order)");
+			goto out;
+		}
 	unsigned long long digest;
-	if (next_line(&r) || parse_base(r.buf, p->m.coef) || next_line(&r) ||
+	if (next_line(&r) ||
 	    sscanf(r.buf, "rows %zu", &p->rows) != 1 || next_line(&r) || sscanf(r.buf, "digest %llx", &digest) != 1 ||
 	    next_line(&r) ||
 	    sscanf(r.buf, "intervals %la %la %la %la", &p->m.q_time[0], &p->m.q_time[1], &p->m.q_mem[0], &p->m.q_mem[1]) != 4) {
-		rc = bad(&r, err, "expected base, rows, digest and intervals");
+		rc = bad(&r, err, "expected rows, digest and intervals");
 		goto out;
 	}
 	p->digest = digest;

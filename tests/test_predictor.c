@@ -4,6 +4,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tests.h"
 #include "util.h"
@@ -90,7 +91,7 @@ void test_predictor_roundtrip(void)
 	const abacus_layer *L = abacus_analysis_layers(an, &nl);
 	double shares[64], step = -1, sum = 0;
 	CHECK(nl > 0 && nl <= 64);
-	CHECK(abacus_predictor_layer_shares(p, an, shares, nl, &step, &err) == 0);
+	CHECK(abacus_predictor_layer_shares(p, an, NULL, shares, nl, &step, &err) == 0);
 	size_t top = 0;
 	for (size_t i = 0; i < nl; i++) {
 		CHECK(shares[i] >= 0);
@@ -100,7 +101,8 @@ void test_predictor_roundtrip(void)
 	}
 	CHECK(step >= 0 && fabs(sum + step - 1) < 1e-9);
 	CHECK(!strcmp(L[top].op, "Gemm") && L[top].params == 3072 * 256 + 256);
-	CHECK(abacus_predictor_layer_shares(p, an, shares, nl - 1, &step, &err) == ABACUS_EINVAL);
+	CHECK(abacus_predictor_layer_shares(p, an, NULL, shares, nl - 1, &step, &err) == ABACUS_EINVAL);
+	CHECK(abacus_predictor_layer_shares(p, an, "no-such-hw", shares, nl, &step, &err) == ABACUS_EINVAL);
 	abacus_analysis_free(an);
 	abacus_graph_free(g);
 	abacus_buffer_free(b1);
@@ -161,6 +163,121 @@ void test_predictor_corrupt_bundles(void)
 	free(c);
 	abacus_buffer_free(b);
 	abacus_predictor_free(p);
+}
+
+/* small.csv plus a second hardware id: every row again as "cpu2" with 2 threads, 0.6 × the time and a
+ * speed index scrambled by a factor in [0.5, 2] (a deterministic LCG), i.e. a second thread that speeds
+ * everything up and a reference workload too noisy to explain anything. */
+static char *two_hw_csv(void)
+{
+	FILE *f = fopen(SMALL, "rb");
+	if (!f)
+		return NULL;
+	char line[4096], *out = malloc(1 << 20);
+	size_t len = 0;
+	uint32_t rng = 12345;
+	int first = 1;
+	while (out && fgets(line, sizeof line, f)) {
+		size_t n = strlen(line);
+		if (len + 2 * n + 64 > (1 << 20))
+			break;
+		memcpy(out + len, line, n);
+		len += n;
+		if (first) {
+			first = 0;
+			continue;
+		}
+		char *field[64];
+		int nf = 0;
+		for (char *t = line; nf < 64; t++) {
+			field[nf++] = t;
+			t = strchr(t, ',');
+			if (!t)
+				break;
+			*t = '\0';
+		}
+		if (nf < 16)
+			continue;
+		rng = rng * 1103515245u + 12345u;
+		double scramble = pow(2.0, ((double)(rng >> 8) / 16777216.0) * 2 - 1);
+		for (int i = 0; i < nf; i++) {
+			char num[64];
+			const char *v = field[i];
+			if (i == 5)
+				v = "cpu2";
+			else if (i == 6)
+				v = "2";
+			else if (i == 10 || i == 15) {
+				snprintf(num, sizeof num, "%.9g", strtod(field[i], NULL) * (i == 10 ? 0.6 : scramble));
+				v = num;
+			}
+			len += (size_t)sprintf(out + len, "%s%s", i ? "," : "", v);
+		}
+		if (out[len - 1] != '\n')
+			out[len++] = '\n';
+	}
+	fclose(f);
+	if (out)
+		out[len] = '\0';
+	return out;
+}
+
+/* Per-hardware time coefficients: cpu2 comes out 0.6 × cpu1, ignores its noisy speed index, and the
+ * bundle keeps both exactly. */
+void test_predictor_two_hw(void);
+void test_predictor_two_hw(void)
+{
+	abacus_error err;
+	char *csv = two_hw_csv();
+	abacus_dataset *d = NULL;
+	CHECK(csv && abacus_dataset_load(&d, csv, strlen(csv), "two-hw", &err) == 0);
+	free(csv);
+	if (!d)
+		return;
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 40;
+	abacus_predictor *p = NULL, *q = NULL;
+	CHECK(abacus_train(&p, &d, 1, &o, &err) == 0);
+	abacus_dataset_free(d);
+	if (!p)
+		return;
+	CHECK_EQ_I64(abacus_predictor_n_hw(p), 2);
+	abacus_graph *g = NULL;
+	abacus_analysis *a = NULL;
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = 4;
+	CHECK(abacus_graph_load_file(&g, "tests/data/graphs/resnet18-64.onnx", &err) == 0);
+	CHECK(g && abacus_analyze(&a, g, &cfg, &err) == 0);
+	char *b = NULL;
+	size_t n = 0;
+	CHECK(abacus_predictor_save(&b, &n, p, &err) == 0);
+	CHECK(b && abacus_predictor_load(&q, b, n, &err) == 0);
+	abacus_buffer_free(b);
+	if (a && q) {
+		abacus_prediction c1, c2, c2x, c2q;
+		double med2 = abacus_predictor_calib(p, "cpu2");
+		CHECK(abacus_predict(&c1, p, a, "cpu1", 0, &err) == 0);
+		CHECK(abacus_predict(&c2, p, a, "cpu2", 0, &err) == 0);
+		CHECK(abacus_predict(&c2x, p, a, "cpu2", 5 * med2, &err) == 0);
+		CHECK(abacus_predict(&c2q, q, a, "cpu2", 0, &err) == 0);
+		double ratio = c2.time_s / c1.time_s;
+		if (getenv("ABACUS_TEST_VERBOSE"))
+			printf("  cpu2 / cpu1 time %.4f\n", ratio);
+		CHECK(ratio > 0.5 && ratio < 0.72);
+		CHECK(c2x.time_s == c2.time_s && c2x.calib_s == med2); /* the scrambled index is not used */
+		CHECK(c2q.time_s == c2.time_s && c2q.memory_bytes == c2.memory_bytes);
+		size_t nl;
+		abacus_analysis_layers(a, &nl);
+		double *s1 = calloc(nl, sizeof *s1), *s2 = calloc(nl, sizeof *s2), st1, st2;
+		CHECK(s1 && s2 && abacus_predictor_layer_shares(q, a, "cpu1", s1, nl, &st1, &err) == 0 &&
+		      abacus_predictor_layer_shares(q, a, "cpu2", s2, nl, &st2, &err) == 0);
+		free(s1);
+		free(s2);
+	}
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	abacus_predictor_free(p);
+	abacus_predictor_free(q);
 }
 
 /* eval on the small fixed dataset gives fixed numbers (same data, seed and XGBoost version). The
