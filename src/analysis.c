@@ -252,6 +252,12 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	a->cat_flops[L->category] += f;
 	if (ab_layer_thin(L))
 		a->thin_flops += f;
+	if (def && (def->flags & AB_OP_VIEW)) {
+		int free_view = wl;
+		a->layer_view[a->n_layers - 1] = free_view ? AB_LAYER_FREE : AB_LAYER_VIEW;
+		*(free_view ? &a->free_layers : &a->view_layers) += 1;
+		*(free_view ? &a->free_bytes : &a->view_bytes) += (double)L->bytes_read;
+	}
 	return 0;
 }
 
@@ -373,8 +379,10 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	a->costs = ab_calloc(nn, sizeof *a->costs);
 	a->layer_node = ab_calloc(nn, sizeof *a->layer_node);
 	a->node_layer = ab_malloc(nn * sizeof *a->node_layer);
+	a->layer_view = ab_calloc(nn, 1);
 	int rc;
-	if (!a->shapes || !a->vals || !a->own || !a->rg || !a->wl || !a->layers || !a->costs || !a->layer_node || !a->node_layer) {
+	if (!a->shapes || !a->vals || !a->own || !a->rg || !a->wl || !a->layers || !a->costs || !a->layer_node || !a->node_layer ||
+	    !a->layer_view) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto fail;
 	}
@@ -408,6 +416,7 @@ void abacus_analysis_free(abacus_analysis *a)
 	ab_free(a->costs);
 	ab_free(a->layer_node);
 	ab_free(a->node_layer);
+	ab_free(a->layer_view);
 	ab_free(a->unk_ops);
 	ab_free(a->unk_counts);
 	ab_free(a->features);

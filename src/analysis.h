@@ -25,6 +25,9 @@ static inline int ab_layer_thin(const abacus_layer *l)
 	       (double)l->forward_flops < AB_THIN_INTENSITY * ((double)l->bytes_read + (double)l->bytes_written);
 }
 
+/* What a layer costs PyTorch besides its FLOPs (ab_layer_view). */
+enum { AB_LAYER_KERNEL, AB_LAYER_VIEW, AB_LAYER_FREE };
+
 struct abacus_analysis {
 	const abacus_graph *g;         /* borrowed: must outlive the analysis */
 	abacus_config cfg;             /* inputs pointer not retained */
@@ -49,6 +52,13 @@ struct abacus_analysis {
 	double *features;              /* the feature vector (features.c), computed once */
 	double cat_flops[ABACUS_CAT_COUNT]; /* forward + backward FLOPs per category (the time terms' input) */
 	double thin_flops;             /* of which matrix products with under AB_THIN_INTENSITY FLOPs per byte */
+	/* Per layer: AB_LAYER_KERNEL runs a kernel; AB_LAYER_VIEW is a view op (Reshape, Transpose, Slice, ...)
+	 * of an activation: no kernel and no data moved, only the dispatch and autograd bookkeeping;
+	 * AB_LAYER_FREE is a view of a weight (the exporter's Transpose of a Linear weight), which PyTorch
+	 * folds into the consumer's BLAS call: it costs nothing per iteration. */
+	unsigned char *layer_view;
+	double view_layers, view_bytes;  /* count and bytes_read of AB_LAYER_VIEW layers */
+	double free_layers, free_bytes;  /* the same of AB_LAYER_FREE layers */
 };
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */

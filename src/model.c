@@ -204,7 +204,8 @@ static int flop_term(abacus_category c)
  * by several times on a CPU: dense convolutions (oneDNN, or im2col + BLAS for 1×1 and small batches),
  * grouped and depthwise convolutions (memory-bound), and matrix products (BLAS: linear layers, attention,
  * recurrent cells, embeddings' gradients), thick and thin apart. Everything else is priced by the bytes
- * it moves. */
+ * it moves. Layers that run a kernel and views (no kernel, no data: only dispatch and autograd) have
+ * separate fixed costs; views of weights cost nothing (analysis.h). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -217,15 +218,21 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 			t[k] += a->cat_flops[c];
 	}
 	t[2] -= a->thin_flops;
-	t[3] = (double)T->bytes_read + (double)T->bytes_written;
-	t[4] = (double)T->layers;
+	t[3] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes;
+	t[4] = (double)T->layers - a->view_layers - a->free_layers;
 	t[5] = 2.0 * (double)M->weights + (double)M->optimizer; /* the step reads and writes all of them */
 	t[6] = a->thin_flops;
+	t[7] = a->view_layers;
 }
 
-double ab_layer_time_weight(const ab_model *m, int hw, const abacus_layer *l)
+double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i)
 {
 	const double *c = m->coef[hw];
+	const abacus_layer *l = &a->layers[i];
+	if (a->layer_view[i] == AB_LAYER_FREE)
+		return 0;
+	if (a->layer_view[i] == AB_LAYER_VIEW)
+		return c[7];
 	int k = ab_layer_thin(l) ? 6 : flop_term(l->category);
 	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written) + c[4];
 	if (k >= 0)
@@ -295,7 +302,7 @@ static int solve(double *A, double *b, int k)
 }
 
 /* Non-negative least squares on relative error: minimise Σ ((calib·Σ c_i t_i − time) / time)² over
- * c ≥ 0. With seven terms every subset of active terms is tried (128 small solves) and the best feasible
+ * c ≥ 0. With eight terms every subset of active terms is tried (255 small solves) and the best feasible
  * one kept; terms are scaled to unit RMS first so the normal equations are well conditioned. The rows are
  * idx[0..n) (the caller selects one hardware id, or all); calib is per row_speed(). Returns the mean
  * squared relative residual, or INFINITY when no subset is solvable. */

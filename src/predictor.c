@@ -9,9 +9,9 @@
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s> <use calib: 0|1>
  *                         (0: the hardware's speed index proved noisier than its times, and is not used)
  *   base <K> <c_1> ... <c_K>   one line per hardware id, in the order above: seconds per unit of each
- *                              analytic time term, per unit of calib (K = 7: conv,
- *                              grouped-conv and matrix-product FLOPs, bytes moved, layers, optimizer traffic,
- *                              FLOPs of thin matrix products)
+ *                              analytic time term, per unit of calib (K = 8: conv,
+ *                              grouped-conv and matrix-product FLOPs, bytes moved, kernel layers, optimizer
+ *                              traffic, FLOPs of thin matrix products, view layers)
  *   rows <training rows>  digest <fnv64 of the training rows>
  *   intervals <time q05> <time q95> <memory q05> <memory q95>      (log residuals)
  *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
@@ -28,7 +28,7 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 4 /* 4: time coefficients per hardware id (3: one set of seven, 2 had six, 1 four) */
+#define BUNDLE_VERSION 4 /* 4: eight time terms per hardware id (3: one set of seven, 2 had six, 1 four) */
 #define MAX_TREES 100000
 
 struct abacus_predictor {
@@ -228,14 +228,14 @@ int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analys
 	if (h < 0)
 		return ab_err(err, ABACUS_EINVAL, hw, "unknown hardware id '%s'", hw);
 	size_t nl;
-	const abacus_layer *L = abacus_analysis_layers(a, &nl);
+	abacus_analysis_layers(a, &nl);
 	if (n != nl)
 		return ab_err(err, ABACUS_EINVAL, "", "%zu shares asked for an analysis of %zu layers", n, nl);
 	double terms[AB_TIME_TERMS];
 	ab_time_terms(terms, a);
 	double step = p->m.coef[h][5] * terms[5], sum = step;
 	for (size_t i = 0; i < n; i++)
-		sum += share[i] = ab_layer_time_weight(&p->m, h, &L[i]);
+		sum += share[i] = ab_layer_time_weight(&p->m, h, a, i);
 	if (!(sum > 0))
 		return ab_err(err, ABACUS_EINVAL, "", "the predictor prices this graph at zero time");
 	for (size_t i = 0; i < n; i++)

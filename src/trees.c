@@ -160,7 +160,9 @@ int ab_ensemble_train(ab_ensemble *out, const double *X, const double *y, size_t
 	snprintf(buf, sizeof buf, "%.17g", mean);
 	XGB(XGBoosterSetParam(bst, "base_score", buf));
 	XGB(XGBoosterSetParam(bst, "objective", "reg:squarederror"));
-	XGB(XGBoosterSetParam(bst, "tree_method", "exact"));
+	/* Histogram splits: 3× faster than exact enumeration over ~760 features, as accurate here (random
+	 * split on the dataset: time MRE 11.53 % vs 11.50 %), and what keeps leave-one-model-out affordable. */
+	XGB(XGBoosterSetParam(bst, "tree_method", "hist"));
 	XGB(XGBoosterSetParam(bst, "nthread", "1")); /* deterministic and quiet on a shared machine */
 	XGB(XGBoosterSetParam(bst, "verbosity", "0"));
 	snprintf(buf, sizeof buf, "%d", prm->max_depth);
@@ -192,6 +194,19 @@ int ab_ensemble_train(ab_ensemble *out, const double *X, const double *y, size_t
 		out->n_trees = (int)t + 1;
 		if ((rc = parse_tree(&out->trees[t], dump[t], err)))
 			goto out;
+	}
+	/* The native evaluator must route every training row as XGBoost does: a threshold the text dump
+	 * rounded would send rows down the wrong branch. XGBoost sums in float32, hence the tolerance. */
+	bst_ulong n_pred = 0;
+	const float *pred = NULL;
+	XGB(XGBoosterPredict(bst, dm, 0, 0, 0, &n_pred, &pred));
+	for (size_t i = 0; i < n_rows && i < (size_t)n_pred; i++) {
+		double mine = ab_ensemble_predict(out, X + i * (size_t)n_features, n_features);
+		if (fabs(mine - (double)pred[i]) > 1e-4 * (1 + fabs(mine))) {
+			rc = ab_err(err, ABACUS_EINVAL, "", "the trees read back from XGBoost predict %g for training row %zu where "
+			            "XGBoost predicts %g (a threshold lost in the text dump?)", mine, i, (double)pred[i]);
+			goto out;
+		}
 	}
 out:
 	if (bst)

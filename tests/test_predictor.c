@@ -11,8 +11,8 @@
 
 #define SMALL "tests/data/small.csv"
 #define EXPECT_ANALYTIC_MEM 0.00656355469213553
-#define EXPECT_MEM 0.00137108588421438
-#define EXPECT_TIME 0.200509605974875
+#define EXPECT_MEM 0.00139200919418684
+#define EXPECT_TIME 0.189048363786533
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
