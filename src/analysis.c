@@ -349,6 +349,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 	for (int t = 0; t < g->n_tensors; t++)
 		if (g->tensors[t].is_param && !param_seen[t] && g->tensors[t].n_consumers > 0)
 			ab_sat_add(&a->totals.params, a->shapes[t].numel);
+	ab_mark_fused(a);
 	if ((rc = ab_simulate_memory(a, err)) == 0)
 		rc = ab_features_compute(&a->features, a, err);
 out:

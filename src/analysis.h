@@ -25,8 +25,9 @@ static inline int ab_layer_thin(const abacus_layer *l)
 	       (double)l->forward_flops < AB_THIN_INTENSITY * ((double)l->bytes_read + (double)l->bytes_written);
 }
 
-/* What a layer costs PyTorch besides its FLOPs (ab_layer_view). */
-enum { AB_LAYER_KERNEL, AB_LAYER_VIEW, AB_LAYER_FREE };
+/* What a layer costs PyTorch besides its FLOPs (layer_view below). AB_LAYER_NORM_END is fusion.c's
+ * working mark, never left in a finished analysis. */
+enum { AB_LAYER_KERNEL, AB_LAYER_VIEW, AB_LAYER_FREE, AB_LAYER_FUSED, AB_LAYER_NORM_END };
 
 struct abacus_analysis {
 	const abacus_graph *g;         /* borrowed: must outlive the analysis */
@@ -55,14 +56,19 @@ struct abacus_analysis {
 	/* Per layer: AB_LAYER_KERNEL runs a kernel; AB_LAYER_VIEW is a view op (Reshape, Transpose, Slice, ...)
 	 * of an activation: no kernel and no data moved, only the dispatch and autograd bookkeeping;
 	 * AB_LAYER_FREE is a view of a weight (the exporter's Transpose of a Linear weight), which PyTorch
-	 * folds into the consumer's BLAS call: it costs nothing per iteration. */
+	 * folds into the consumer's BLAS call: it costs nothing per iteration; AB_LAYER_FUSED is a node of an
+	 * operator the exporter decomposed (fusion.c), whose kernel is the pattern's last node. */
 	unsigned char *layer_view;
 	double view_layers, view_bytes;  /* count and bytes_read of AB_LAYER_VIEW layers */
 	double free_layers, free_bytes;  /* the same of AB_LAYER_FREE layers */
+	double fused_layers, fused_bytes; /* count and bytes read + written of AB_LAYER_FUSED layers */
 };
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */
 int ab_features_compute(double **out, const abacus_analysis *a, abacus_error *err);
+
+/* fusion.c: marks the members of decomposed LayerNorm, GELU and SiLU patterns AB_LAYER_FUSED. */
+void ab_mark_fused(abacus_analysis *a);
 
 /* memory.c: fills a->mem from layers, costs and shapes. */
 int ab_simulate_memory(abacus_analysis *a, abacus_error *err);

@@ -205,7 +205,8 @@ static int flop_term(abacus_category c)
  * grouped and depthwise convolutions (memory-bound), and matrix products (BLAS: linear layers, attention,
  * recurrent cells, embeddings' gradients), thick and thin apart. Everything else is priced by the bytes
  * it moves. Layers that run a kernel and views (no kernel, no data: only dispatch and autograd) have
- * separate fixed costs; views of weights cost nothing (analysis.h). */
+ * separate fixed costs; views of weights cost nothing, and the nodes of a decomposed operator are priced
+ * as the one kernel PyTorch runs (analysis.h, fusion.c). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -218,8 +219,8 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 			t[k] += a->cat_flops[c];
 	}
 	t[2] -= a->thin_flops;
-	t[3] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes;
-	t[4] = (double)T->layers - a->view_layers - a->free_layers;
+	t[3] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes;
+	t[4] = (double)T->layers - a->view_layers - a->free_layers - a->fused_layers;
 	t[5] = 2.0 * (double)M->weights + (double)M->optimizer; /* the step reads and writes all of them */
 	t[6] = a->thin_flops;
 	t[7] = a->view_layers;
@@ -229,7 +230,7 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 {
 	const double *c = m->coef[hw];
 	const abacus_layer *l = &a->layers[i];
-	if (a->layer_view[i] == AB_LAYER_FREE)
+	if (a->layer_view[i] == AB_LAYER_FREE || a->layer_view[i] == AB_LAYER_FUSED)
 		return 0;
 	if (a->layer_view[i] == AB_LAYER_VIEW)
 		return c[7];
@@ -379,13 +380,20 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
-	/* Per-hardware median calib, then the analytic time coefficients. */
+	/* Per-hardware median calib, then the analytic time coefficients. A hardware id without training rows
+	 * (cross-hw evaluation) is assumed as fast as the training rows' median: with no measurement of it,
+	 * that is the only guess. */
+	size_t n_all = 0;
+	for (size_t i = 0; i < n; i++)
+		if (ex->calib[idx[i]] > 0)
+			v[n_all++] = ex->calib[idx[i]];
+	double all_calib = n_all ? ab_quantile(v, n_all, 0.5) : 1.0;
 	for (int h = 0; h < ex->n_hw; h++) {
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
 			if (ex->hw[idx[i]] == h && ex->calib[idx[i]] > 0)
 				v[k++] = ex->calib[idx[i]];
-		m->calib[h] = k ? ab_quantile(v, k, 0.5) : 1.0;
+		m->calib[h] = k ? ab_quantile(v, k, 0.5) : all_calib;
 	}
 	/* The fit over all rows (scaled by each row's speed index: that is what carries it to hardware without
 	 * rows of its own), then one per hardware id with enough rows. Each hardware id keeps its rows' speed

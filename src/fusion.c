@@ -1,0 +1,191 @@
+/*
+ * fusion.c — operators that the ONNX exporter spells out as several nodes but PyTorch runs as one kernel.
+ *
+ * At opset 14 torch.onnx decomposes three common operators:
+ *
+ *   LayerNorm  ReduceMean(x) → Sub(x, ·) → Pow(·, 2) → ReduceMean → Add(eps) → Sqrt → Div(x − mean, ·)
+ *              [→ Mul(·, γ) → Add(·, β)]                                       (9 nodes, 1 kernel)
+ *   GELU       Div(x, √2) → Erf → Add(1) → Mul(x, ·) → Mul(·, 0.5)                (5 nodes, 1 kernel)
+ *   SiLU       Sigmoid(x) → Mul(x, ·)                                              (2 nodes, 1 kernel)
+ *
+ * Priced node by node, a transformer block pays nine dispatches and nine passes over its activations for
+ * each LayerNorm. Here every member of a recognised pattern but its last node is marked AB_LAYER_FUSED:
+ * the time terms drop its dispatch and its bytes, and the last node (which reads a tensor of the input's
+ * size and writes the output) stands for the kernel. FLOPs, shapes, memory and the feature vector are
+ * untouched: this changes only what a layer costs in time.
+ */
+#include <string.h>
+
+#include "analysis.h"
+
+/* The layer that produces tensor t, if it is a layer (not folded, not an input) running `op`. */
+static int producer(const abacus_analysis *a, int t, const char *op)
+{
+	if (t < 0)
+		return -1;
+	int node = a->g->tensors[t].producer;
+	if (node < 0 || a->node_layer[node] < 0 || strcmp(a->g->nodes[node].op, op))
+		return -1;
+	return node;
+}
+
+static const ab_node *nd(const abacus_analysis *a, int node)
+{
+	return &a->g->nodes[node];
+}
+
+/* A fused member's output must feed only the pattern: otherwise PyTorch would materialise it too. */
+static int private_out(const abacus_analysis *a, int node)
+{
+	const ab_node *n = nd(a, node);
+	return n->n_out >= 1 && n->out[0] >= 0 && a->g->tensors[n->out[0]].n_consumers == 1;
+}
+
+static int first_input_of(const abacus_analysis *a, int node, const char *op, int *other)
+{
+	const ab_node *n = nd(a, node);
+	for (int i = 0; i < n->n_in && i < 2; i++) {
+		int p = producer(a, n->in[i], op);
+		if (p >= 0) {
+			if (other)
+				*other = n->n_in == 2 ? n->in[1 - i] : -1;
+			return p;
+		}
+	}
+	return -1;
+}
+
+static void fuse(abacus_analysis *a, int node)
+{
+	int l = a->node_layer[node];
+	if (l < 0 || a->layer_view[l] != AB_LAYER_KERNEL)
+		return;
+	const abacus_layer *L = &a->layers[l];
+	a->layer_view[l] = AB_LAYER_FUSED;
+	a->fused_layers += 1;
+	a->fused_bytes += (double)L->bytes_read + (double)L->bytes_written;
+}
+
+/* Div(x − mean(x), sqrt(mean((x − mean(x))²) + eps)); returns 1 when `div` ends a LayerNorm. */
+static int layer_norm(abacus_analysis *a, int div)
+{
+	const ab_node *d = nd(a, div);
+	if (d->n_in != 2)
+		return 0;
+	int sub = producer(a, d->in[0], "Sub"), sq = producer(a, d->in[1], "Sqrt");
+	if (sub < 0 || sq < 0 || nd(a, sub)->n_in != 2)
+		return 0;
+	int x = nd(a, sub)->in[0], m1 = producer(a, nd(a, sub)->in[1], "ReduceMean");
+	if (m1 < 0 || nd(a, m1)->in[0] != x)
+		return 0;
+	int add = producer(a, nd(a, sq)->in[0], "Add");
+	if (add < 0)
+		return 0;
+	int m2 = first_input_of(a, add, "ReduceMean", NULL);
+	if (m2 < 0)
+		return 0;
+	int centred = nd(a, sub)->out[0];
+	int sqr = producer(a, nd(a, m2)->in[0], "Pow");
+	if (sqr < 0)
+		sqr = producer(a, nd(a, m2)->in[0], "Mul");
+	if (sqr < 0 || nd(a, sqr)->in[0] != centred)
+		return 0;
+	if (!private_out(a, sqr) || !private_out(a, m2) || !private_out(a, add) || !private_out(a, sq))
+		return 0;
+	fuse(a, m1);
+	fuse(a, sub);
+	fuse(a, sqr);
+	fuse(a, m2);
+	fuse(a, add);
+	fuse(a, sq);
+	return 1;
+}
+
+/* The Add(Erf(Div(x, c)), 1) of a GELU whose x is `x`, or -1. */
+static int gelu_gate(const abacus_analysis *a, int t, int x)
+{
+	int add = producer(a, t, "Add");
+	if (add < 0 || !private_out(a, add))
+		return -1;
+	int erf = first_input_of(a, add, "Erf", NULL);
+	if (erf < 0 || !private_out(a, erf))
+		return -1;
+	int div = producer(a, nd(a, erf)->in[0], "Div");
+	if (div < 0 || nd(a, div)->in[0] != x || !private_out(a, div))
+		return -1;
+	return add;
+}
+
+/* Mul(Mul(x, Add(Erf(Div(x, c)), 1)), 0.5), either operand order: returns 1 when `mul` ends a GELU. */
+static int gelu(abacus_analysis *a, int mul)
+{
+	const ab_node *m = nd(a, mul);
+	for (int i = 0; i < m->n_in && i < 2; i++) {
+		int inner = producer(a, m->in[i], "Mul");
+		if (inner < 0 || !private_out(a, inner) || nd(a, inner)->n_in != 2)
+			continue;
+		const ab_node *in = nd(a, inner);
+		for (int k = 0; k < 2; k++) {
+			int add = gelu_gate(a, in->in[k], in->in[1 - k]);
+			if (add < 0)
+				continue;
+			int erf = first_input_of(a, add, "Erf", NULL);
+			fuse(a, producer(a, nd(a, erf)->in[0], "Div"));
+			fuse(a, erf);
+			fuse(a, add);
+			fuse(a, inner);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Mul(x, Sigmoid(x)): returns 1 when `mul` is a SiLU. */
+static int silu(abacus_analysis *a, int mul)
+{
+	int x = -1;
+	int sig = first_input_of(a, mul, "Sigmoid", &x);
+	if (sig < 0 || x < 0 || nd(a, sig)->in[0] != x || !private_out(a, sig))
+		return 0;
+	fuse(a, sig);
+	return 1;
+}
+
+void ab_mark_fused(abacus_analysis *a)
+{
+	const abacus_graph *g = a->g;
+	/* Layer index of the node that currently ends a LayerNorm, per node: its affine Mul/Add join it. */
+	for (int i = 0; i < g->n_nodes; i++) {
+		int node = g->order[i];
+		int l = a->node_layer[node];
+		if (l < 0 || a->layer_view[l] != AB_LAYER_KERNEL)
+			continue;
+		const char *op = g->nodes[node].op;
+		if (!strcmp(op, "Div")) {
+			if (layer_norm(a, node))
+				a->layer_view[l] = AB_LAYER_NORM_END;
+		} else if (!strcmp(op, "Mul")) {
+			if (gelu(a, node) || silu(a, node))
+				continue;
+		}
+		/* The affine part of a LayerNorm: Mul by γ, then Add β, each a weight-like second operand. */
+		if (!strcmp(op, "Mul") || !strcmp(op, "Add")) {
+			const ab_node *n = &g->nodes[node];
+			for (int k = 0; k < n->n_in && k < 2; k++) {
+				int t = n->in[k], other = n->n_in == 2 ? n->in[1 - k] : -1;
+				int p = t >= 0 ? g->tensors[t].producer : -1;
+				if (p < 0 || a->node_layer[p] < 0 || a->layer_view[a->node_layer[p]] != AB_LAYER_NORM_END)
+					continue;
+				if (other < 0 || !a->wl[other] || g->tensors[t].n_consumers != 1)
+					break;
+				a->layer_view[a->node_layer[p]] = AB_LAYER_KERNEL;
+				fuse(a, p);
+				a->layer_view[l] = AB_LAYER_NORM_END;
+				break;
+			}
+		}
+	}
+	for (size_t l = 0; l < a->n_layers; l++)
+		if (a->layer_view[l] == AB_LAYER_NORM_END)
+			a->layer_view[l] = AB_LAYER_KERNEL;
+}
