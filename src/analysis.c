@@ -291,7 +291,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 	for (int i = 0; i < g->n_nodes; i++) {
 		int node = g->order[i];
 		const ab_node *n = &g->nodes[node];
-		ab_ctx c = { g, n, a->shapes, a->vals, a->own, a->rg, err };
+		ab_ctx c = { g, n, a->shapes, a->vals, a->own, a->rg, err, &a->vals_arena };
 		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
 		if (!def) {
 			if (a->cfg.strict) {
@@ -370,6 +370,7 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	a->g = g;
 	a->cfg = *cfg;
+	ab_arena_init(&a->vals_arena, 64 << 10);
 	size_t nt = (size_t)g->n_tensors + 1, nn = (size_t)g->n_nodes + 1;
 	a->shapes = ab_calloc(nt, sizeof *a->shapes);
 	a->vals = ab_calloc(nt, sizeof *a->vals);
@@ -408,6 +409,7 @@ void abacus_analysis_free(abacus_analysis *a)
 		for (int t = 0; t < a->g->n_tensors; t++)
 			if (a->own[t])
 				ab_value_free(a->vals[t]);
+	ab_arena_free(&a->vals_arena);
 	ab_free(a->shapes);
 	ab_free(a->vals);
 	ab_free(a->own);

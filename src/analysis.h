@@ -34,6 +34,7 @@ struct abacus_analysis {
 	abacus_config cfg;             /* inputs pointer not retained */
 	ab_shape *shapes;              /* per tensor */
 	ab_value **vals;               /* per tensor: constant value, borrowed or owned */
+	ab_arena vals_arena;           /* where the owned values live */
 	unsigned char *own;            /* per tensor: vals[t] owned here */
 	unsigned char *rg;             /* per tensor: requires grad */
 	unsigned char *wl;             /* per tensor: computed from parameters and constants only */

@@ -26,51 +26,73 @@ int ab_dtype_is_float(int dtype)
 	return dtype == AB_DT_FLOAT || dtype == AB_DT_DOUBLE || dtype == AB_DT_FLOAT16 || dtype == AB_DT_BFLOAT16;
 }
 
-ab_value *ab_value_new(int dtype, int rank, const int64_t *dims, abacus_error *err)
+static ab_value *value_alloc(ab_arena *ar, int dtype, int rank, const int64_t *dims, int64_t n,
+                             abacus_error *err)
 {
-	int64_t n;
-	if (rank < 0 || rank > ABACUS_MAX_RANK) {
-		ab_err(err, ABACUS_ELIMIT, "", "constant of rank %d: at most %d is supported", rank, ABACUS_MAX_RANK);
+	int64_t elems = n > 0 ? n : 0;
+	size_t size = sizeof(ab_value) + ((size_t)rank + (size_t)elems) * sizeof(int64_t);
+	ab_value *v = ar ? ab_arena_calloc(ar, 1, size) : ab_calloc(1, size);
+	if (!v) {
+		ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		return NULL;
 	}
-	if (ab_numel(dims, rank, &n) || n > AB_MAX_CONST_ELEMS) {
-		ab_err(err, ABACUS_ELIMIT, "", "constant with more than %d elements, negative dims or overflow",
-		       AB_MAX_CONST_ELEMS);
-		return NULL;
-	}
-	ab_value *v = ab_calloc(1, sizeof *v);
-	if (!v)
-		goto oom;
+	/* int64_t and double share size and alignment, and sizeof(ab_value) is a multiple of it. */
+	v->dims = (int64_t *)(v + 1);
 	v->dtype = dtype;
 	v->rank = rank;
+	v->n = n;
+	v->in_arena = ar != NULL;
 	for (int k = 0; k < rank; k++)
 		v->dims[k] = dims[k];
-	v->n = n;
-	if (ab_dtype_is_float(dtype))
-		v->f = ab_calloc((size_t)n, sizeof *v->f);
-	else
-		v->i = ab_calloc((size_t)n, sizeof *v->i);
-	if (!v->f && !v->i)
-		goto oom;
+	if (n > 0) {
+		if (ab_dtype_is_float(dtype))
+			v->f = (double *)(v->dims + rank);
+		else
+			v->i = v->dims + rank;
+	}
 	return v;
-oom:
-	ab_value_free(v);
-	ab_err(err, ABACUS_ENOMEM, "", "out of memory");
-	return NULL;
+}
+
+static int value_check(int rank, const int64_t *dims, int64_t *n, abacus_error *err)
+{
+	if (rank < 0 || rank > ABACUS_MAX_RANK)
+		return ab_err(err, ABACUS_ELIMIT, "", "constant of rank %d: at most %d is supported", rank,
+		              ABACUS_MAX_RANK);
+	if (ab_numel(dims, rank, n))
+		return ab_err(err, ABACUS_ELIMIT, "", "constant with negative dims or dims whose product overflows");
+	return 0;
+}
+
+ab_value *ab_value_new(ab_arena *ar, int dtype, int rank, const int64_t *dims, abacus_error *err)
+{
+	int64_t n;
+	if (value_check(rank, dims, &n, err))
+		return NULL;
+	if (n > AB_MAX_CONST_ELEMS) {
+		ab_err(err, ABACUS_ELIMIT, "", "constant with more than %d elements", AB_MAX_CONST_ELEMS);
+		return NULL;
+	}
+	return value_alloc(ar, dtype, rank, dims, n, err);
+}
+
+ab_value *ab_value_new_shape(ab_arena *ar, int dtype, int rank, const int64_t *dims, abacus_error *err)
+{
+	int64_t n;
+	if (value_check(rank, dims, &n, err))
+		return NULL;
+	return value_alloc(ar, dtype, rank, dims, -1, err);
 }
 
 void ab_value_free(ab_value *v)
 {
-	if (!v)
-		return;
-	ab_free(v->i);
-	ab_free(v->f);
-	ab_free(v);
+	if (v && !v->in_arena)
+		ab_free(v);
 }
 
-ab_value *ab_value_copy(const ab_value *v, abacus_error *err)
+ab_value *ab_value_copy(ab_arena *ar, const ab_value *v, abacus_error *err)
 {
-	ab_value *c = ab_value_new(v->dtype, v->rank, v->dims, err);
+	ab_value *c = v->n < 0 ? ab_value_new_shape(ar, v->dtype, v->rank, v->dims, err)
+	                       : ab_value_new(ar, v->dtype, v->rank, v->dims, err);
 	if (!c)
 		return NULL;
 	if (v->i && c->i)

@@ -28,19 +28,27 @@ int ab_dtype_size(int dtype);      /* bytes per element, 0 when unknown */
 int ab_dtype_is_float(int dtype);
 
 /* A constant tensor value used for folding shape computations. Integer and bool types are kept in
- * `i`, floating types in `f`; exactly one of them is non-NULL (both NULL when n == 0). */
+ * `i`, floating types in `f`; exactly one of them is non-NULL (both NULL when n == 0, and for a
+ * shape-only value, n == -1). The struct, its dims and its data are one allocation: a traced export
+ * folds tens of thousands of tiny shape values, and a fixed dims[ABACUS_MAX_RANK] plus a separate data
+ * block tripled the memory they touched (swin_v2_b: 20,000 values, page faults a third of the analysis). */
 typedef struct ab_value {
 	int dtype;
 	int rank;
-	int64_t dims[ABACUS_MAX_RANK];
 	int64_t n;
+	int64_t *dims;            /* rank entries */
 	int64_t *i;
 	double *f;
+	unsigned char in_arena;   /* allocated from an arena: ab_value_free leaves it to the arena */
 } ab_value;
 
-ab_value *ab_value_new(int dtype, int rank, const int64_t *dims, abacus_error *err);
+/* A value of the given type and shape with zeroed data, from `ar` (NULL: from the heap, freed with
+ * ab_value_free). ab_value_new_shape: the same with no data (n == -1), for a tensor whose data was
+ * stripped. */
+ab_value *ab_value_new(ab_arena *ar, int dtype, int rank, const int64_t *dims, abacus_error *err);
+ab_value *ab_value_new_shape(ab_arena *ar, int dtype, int rank, const int64_t *dims, abacus_error *err);
 void ab_value_free(ab_value *v);
-ab_value *ab_value_copy(const ab_value *v, abacus_error *err);
+ab_value *ab_value_copy(ab_arena *ar, const ab_value *v, abacus_error *err);
 static inline double ab_value_get(const ab_value *v, int64_t k)
 {
 	return v->i ? (double)v->i[k] : v->f[k];

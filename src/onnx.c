@@ -197,7 +197,7 @@ static double raw_float(const uint8_t *p, int dtype)
 
 /* Converts the declaration of `t` (and its data when present and small enough) into a value.
  * *out stays NULL when the tensor has no usable data (a graph-only initializer). */
-static int tensor_value(ab_value **out, int rank_out[1], int64_t dims_out[ABACUS_MAX_RANK],
+static int tensor_value(ab_arena *ar, ab_value **out, int rank_out[1], int64_t dims_out[ABACUS_MAX_RANK],
                         const Onnx__TensorProto *t, const char *where, abacus_error *err)
 {
 	*out = NULL;
@@ -225,7 +225,7 @@ static int tensor_value(ab_value **out, int rank_out[1], int64_t dims_out[ABACUS
 		return 0;
 	if (dtype == AB_DT_STRING || ab_dtype_size(dtype) == 0)
 		return 0;
-	ab_value *v = ab_value_new(dtype, (int)t->n_dims, t->dims, err);
+	ab_value *v = ab_value_new(ar, dtype, (int)t->n_dims, t->dims, err);
 	if (!v)
 		return err ? err->code : ABACUS_ENOMEM;
 	const uint8_t *raw = t->has_raw_data && t->raw_data.len ? t->raw_data.data : NULL;
@@ -393,20 +393,15 @@ static int copy_attr(loader *L, ab_attr *a, const Onnx__AttributeProto *p, const
 			break;
 		int rank;
 		int64_t dims[ABACUS_MAX_RANK];
-		int rc = tensor_value(&a->t, &rank, dims, p->t, node, L->err);
+		int rc = tensor_value(&L->g->arena, &a->t, &rank, dims, p->t, node, L->err);
 		if (rc)
 			return rc;
 		if (!a->t) {
 			/* A tensor attribute without data still tells its type and shape. */
 			int dt = p->t->has_data_type ? p->t->data_type : AB_DT_FLOAT;
-			a->t = ab_value_new(dt, rank, dims, L->err);
+			a->t = ab_value_new_shape(&L->g->arena, dt, rank, dims, L->err);
 			if (!a->t)
 				return L->err ? L->err->code : ABACUS_ENOMEM;
-			ab_free(a->t->i);
-			ab_free(a->t->f);
-			a->t->i = NULL;
-			a->t->f = NULL;
-			a->t->n = -1; /* shape only */
 		}
 		break;
 	}
@@ -704,7 +699,7 @@ static int build(loader *L)
 		ab_tensor *t = &g->tensors[idx];
 		t->kind = AB_T_INIT;
 		t->dtype = tp->has_data_type ? tp->data_type : AB_DT_UNDEFINED;
-		if ((rc = tensor_value(&t->value, &t->rank, t->dims, tp, name, L->err)))
+		if ((rc = tensor_value(&L->g->arena, &t->value, &t->rank, t->dims, tp, name, L->err)))
 			return rc;
 	}
 	/* Exporters may name floating-point buffers (not trainable) in the metadata key abacus.buffers, as a

@@ -27,6 +27,7 @@ typedef struct ab_ctx {
 	unsigned char *own;      /* per tensor: vals[t] is owned by the analysis */
 	const unsigned char *rg; /* per tensor: requires grad (for cost rules) */
 	abacus_error *err;
+	ab_arena *arena;         /* folded values are allocated here (they live as long as the analysis) */
 } ab_ctx;
 
 /* Saved-for-backward description: bit k of in_mask saves input k, bit k of out_mask saves output k;
@@ -84,6 +85,8 @@ static inline int ab_in_rg(const ab_ctx *c, int k)
 int ab_set_out(ab_ctx *c, int k, int dtype, int rank, const int64_t *dims);
 /* Gives output k a value (ownership passes to the analysis); its shape is set from the value. */
 int ab_set_outval(ab_ctx *c, int k, ab_value *v);
+/* The same for a value the analysis does not own (a Constant node's attribute, owned by the graph). */
+int ab_set_outval_borrowed(ab_ctx *c, int k, ab_value *v);
 /* Requires input k to be present with a known shape; reports an error naming the node otherwise. */
 int ab_need(ab_ctx *c, int k);
 /* Requires input k's value (a shape-like constant); `what` names it in the error. */

@@ -56,6 +56,18 @@ int ab_set_out(ab_ctx *c, int k, int dtype, int rank, const int64_t *dims)
 	return 0;
 }
 
+int ab_set_outval_borrowed(ab_ctx *c, int k, ab_value *v)
+{
+	if (k >= c->n->n_out || c->n->out[k] < 0)
+		return 0;
+	int t = c->n->out[k];
+	if (c->own[t])
+		ab_value_free(c->vals[t]);
+	c->vals[t] = v;
+	c->own[t] = 0;
+	return ab_set_out(c, k, v->dtype, v->rank, v->dims);
+}
+
 int ab_set_outval(ab_ctx *c, int k, ab_value *v)
 {
 	if (k >= c->n->n_out || c->n->out[k] < 0) {
@@ -302,7 +314,7 @@ int ab_fold_elementwise(ab_ctx *c)
 	for (int k = 0; k < c->n->n_in; k++)
 		if (!ab_inval(c, k))
 			return 0;
-	ab_value *v = ab_value_new(os->dtype, os->rank, os->dims, c->err);
+	ab_value *v = ab_value_new(c->arena, os->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	int fmod_attr = (int)ab_attr_int(c->n, "fmod", 0);

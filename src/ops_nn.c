@@ -555,7 +555,7 @@ int ab_fold_reduce(ab_ctx *c)
 	}
 	if (!strcmp(op, "ReduceMean"))
 		acc /= (double)in->n;
-	ab_value *v = ab_value_new(in->dtype, os->rank, os->dims, c->err);
+	ab_value *v = ab_value_new(c->arena, in->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	if (v->i)

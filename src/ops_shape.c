@@ -46,11 +46,13 @@ int ab_fold_same_data(ab_ctx *c)
 	const ab_value *in = ab_inval(c, 0);
 	if (os->numel != in->n)
 		return 0;
-	ab_value *v = ab_value_copy(in, c->err);
+	ab_value *v = ab_value_new(c->arena, in->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
-	v->rank = os->rank;
-	memcpy(v->dims, os->dims, sizeof v->dims);
+	if (in->i && v->i)
+		memcpy(v->i, in->i, (size_t)in->n * sizeof *in->i);
+	if (in->f && v->f)
+		memcpy(v->f, in->f, (size_t)in->n * sizeof *in->f);
 	return ab_set_outval(c, 0, v);
 }
 
@@ -145,7 +147,7 @@ int ab_fold_transpose(ab_ctx *c)
 	const ab_shape *os = &c->shapes[c->n->out[0]];
 	size_t n;
 	const int64_t *perm = ab_attr_ints(c->n, "perm", &n);
-	ab_value *v = ab_value_new(in->dtype, os->rank, os->dims, c->err);
+	ab_value *v = ab_value_new(c->arena, in->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	int64_t istride[ABACUS_MAX_RANK];
@@ -253,7 +255,7 @@ int ab_fold_concat(ab_ctx *c)
 	const ab_shape *os = &c->shapes[c->n->out[0]];
 	if (os->numel > AB_MAX_CONST_ELEMS)
 		return 0;
-	ab_value *v = ab_value_new(os->dtype, os->rank, os->dims, c->err);
+	ab_value *v = ab_value_new(c->arena, os->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	int axis = ab_axis(ab_attr_int(c->n, "axis", 0), os->rank);
@@ -382,7 +384,7 @@ int ab_fold_slice(ab_ctx *c)
 	int rc = slice_plan(c, s, start, step, count);
 	if (rc)
 		return rc;
-	ab_value *v = ab_value_new(in->dtype, in->rank, count, c->err);
+	ab_value *v = ab_value_new(c->arena, in->dtype, in->rank, count, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	int64_t istride[ABACUS_MAX_RANK], st = 1;
@@ -435,7 +437,7 @@ int ab_fold_gather(ab_ctx *c)
 	int axis = ab_axis(ab_attr_int(c->n, "axis", 0), d->rank);
 	if (os->numel > AB_MAX_CONST_ELEMS)
 		return 0;
-	ab_value *v = ab_value_new(d->dtype, os->rank, os->dims, c->err);
+	ab_value *v = ab_value_new(c->arena, d->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	int64_t outer = 1, inner = 1, ad = d->dims[axis];
@@ -508,7 +510,7 @@ int ab_fold_broadcast_copy(ab_ctx *c)
 	if (os->numel > AB_MAX_CONST_ELEMS)
 		return 0;
 	int tile = !strcmp(c->n->op, "Tile");
-	ab_value *v = ab_value_new(in->dtype, os->rank, os->dims, c->err);
+	ab_value *v = ab_value_new(c->arena, in->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	for (int64_t o = 0; o < v->n; o++) {
@@ -541,7 +543,7 @@ int ab_shape_shape(ab_ctx *c)
 	int is_size = !strcmp(c->n->op, "Size");
 	int64_t r = is_size ? 0 : s->rank;
 	int64_t one = 1;
-	ab_value *v = ab_value_new(AB_DT_INT64, is_size ? 0 : 1, is_size ? &one : &r, c->err);
+	ab_value *v = ab_value_new(c->arena, AB_DT_INT64, is_size ? 0 : 1, is_size ? &one : &r, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	if (is_size) {
@@ -570,18 +572,19 @@ int ab_shape_constant(ab_ctx *c)
 		if (a->t->n < 0 || (!a->t->i && !a->t->f && a->t->n > 0))
 			/* Shape-only constant (data stripped): shape known, value unknown. */
 			return ab_set_out(c, 0, a->t->dtype, a->t->rank, a->t->dims);
-		v = ab_value_copy(a->t, c->err);
+		/* The graph's value outlives the analysis: borrowed, not copied. */
+		return ab_set_outval_borrowed(c, 0, a->t);
 	} else if ((a = ab_node_attr(n, "value_int")) && a->type == AB_ATTR_INT) {
-		v = ab_value_new(AB_DT_INT64, 0, NULL, c->err);
+		v = ab_value_new(c->arena, AB_DT_INT64, 0, NULL, c->err);
 		if (v)
 			v->i[0] = a->i;
 	} else if ((a = ab_node_attr(n, "value_ints")) && a->type == AB_ATTR_INTS) {
 		int64_t d = (int64_t)a->n_ints;
-		v = ab_value_new(AB_DT_INT64, 1, &d, c->err);
+		v = ab_value_new(c->arena, AB_DT_INT64, 1, &d, c->err);
 		if (v && a->n_ints)
 			memcpy(v->i, a->ints, a->n_ints * sizeof *a->ints);
 	} else if ((a = ab_node_attr(n, "value_float")) && a->type == AB_ATTR_FLOAT) {
-		v = ab_value_new(AB_DT_FLOAT, 0, NULL, c->err);
+		v = ab_value_new(c->arena, AB_DT_FLOAT, 0, NULL, c->err);
 		if (v)
 			v->f[0] = a->f;
 	} else {
@@ -607,7 +610,7 @@ int ab_shape_constant_of_shape(ab_ctx *c)
 	const ab_shape *os = &c->shapes[c->n->out[0]];
 	if (os->numel > AB_MAX_CONST_ELEMS)
 		return 0;
-	ab_value *v = ab_value_new(dtype, n, dims, c->err);
+	ab_value *v = ab_value_new(c->arena, dtype, n, dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	double fill = a && a->t && a->t->n > 0 ? ab_value_get(a->t, 0) : 0.0;
@@ -637,7 +640,7 @@ int ab_shape_range(ab_ctx *c)
 	int64_t n = cnt <= 0 ? 0 : (int64_t)(cnt + 0.999999999);
 	if (n > AB_MAX_CONST_ELEMS)
 		return ab_node_err(c, ABACUS_ELIMIT, "range of %lld elements exceeds the folding limit", (long long)n);
-	ab_value *v = ab_value_new(s->dtype, 1, &n, c->err);
+	ab_value *v = ab_value_new(c->arena, s->dtype, 1, &n, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	for (int64_t k = 0; k < n; k++) {

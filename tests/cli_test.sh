@@ -138,6 +138,13 @@ rm -f "$S".*.svg
 expect_rc "calibrate json" 0 $A calibrate --hw cpu1 --model "$M" --format json
 python3 -c "import json; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['calib_s'] > 0 and j['training_calib_s'] > 0 and j['threads'] == 1" && ok "calibrate json" || bad "calibrate json"
 expect_rc "calibrate bad hw" 2 $A calibrate --hw tpu1
+# The bundled predictor (the quick start's default) must be readable by this build: a bundle format
+# change without retraining it would break `abacus predict` for every new user.
+if [ -f data/predictor.abacus ]; then
+	expect_rc "predict with the bundled predictor" 0 env -u ABACUS_MODEL $A predict tests/data/graphs/resnet18-64.onnx --batch 8 --format json
+	python3 -c "import json; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['time_s'] > 0 and j['memory_bytes'] > 0 and j['hw'] == 'cpu1'" && ok "bundled predictor json" || bad "bundled predictor json"
+	expect_rc "bundled predictor knows cpu2" 0 env -u ABACUS_MODEL $A predict tests/data/graphs/resnet18-64.onnx --hw cpu2
+fi
 rm -f "$M" "$M.trunc" "$M.x"
 rm -f /tmp/abacus_cli_out.$$ /tmp/abacus_cli_err.$$ /tmp/abacus_trunc.$$.onnx
 echo "cli: $pass passed, $fail failed"
