@@ -56,30 +56,29 @@ int ab_set_out(ab_ctx *c, int k, int dtype, int rank, const int64_t *dims)
 	return 0;
 }
 
-int ab_set_outval_borrowed(ab_ctx *c, int k, ab_value *v)
-{
-	if (k >= c->n->n_out || c->n->out[k] < 0)
-		return 0;
-	int t = c->n->out[k];
-	if (c->own[t])
-		ab_value_free(c->vals[t]);
-	c->vals[t] = v;
-	c->own[t] = 0;
-	return ab_set_out(c, k, v->dtype, v->rank, v->dims);
-}
-
-int ab_set_outval(ab_ctx *c, int k, ab_value *v)
+static int set_outval(ab_ctx *c, int k, ab_value *v, int own)
 {
 	if (k >= c->n->n_out || c->n->out[k] < 0) {
-		ab_value_free(v);
+		if (own)
+			ab_value_free(v);
 		return 0;
 	}
 	int t = c->n->out[k];
 	if (c->own[t])
 		ab_value_free(c->vals[t]);
 	c->vals[t] = v;
-	c->own[t] = 1;
+	c->own[t] = (unsigned char)own;
 	return ab_set_out(c, k, v->dtype, v->rank, v->dims);
+}
+
+int ab_set_outval(ab_ctx *c, int k, ab_value *v)
+{
+	return set_outval(c, k, v, 1);
+}
+
+int ab_set_outval_borrowed(ab_ctx *c, int k, ab_value *v)
+{
+	return set_outval(c, k, v, 0);
 }
 
 int ab_need(ab_ctx *c, int k)
