@@ -277,7 +277,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 		s->known = 1;
 		s->dtype = gt->dtype;
 		s->rank = gt->rank;
-		memcpy(s->dims, gt->dims, sizeof s->dims);
+		memcpy(s->dims, gt->dims, (size_t)gt->rank * sizeof *s->dims);
 		if (ab_numel(s->dims, s->rank, &s->numel)) {
 			rc = ab_err(err, ABACUS_ESHAPE, gt->name, "initializer '%s' has dims whose product overflows", gt->name);
 			goto out;

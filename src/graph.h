@@ -90,7 +90,9 @@ typedef struct ab_tensor {
 	ab_tensor_kind kind;
 	int dtype;
 	int rank;                          /* declared rank, -1 unknown */
-	int64_t dims[ABACUS_MAX_RANK];     /* declared dims, -1 symbolic/unknown */
+	int64_t *dims;                     /* rank declared dims (-1 symbolic/unknown) in the graph's arena, or
+	                                    * NULL when rank < 0: most tensors of an export declare no shape,
+	                                    * and an inline dims[ABACUS_MAX_RANK] doubled the table's size */
 	char **sym;                        /* NULL, or ABACUS_MAX_RANK symbolic dim names (NULL: none) from the
 	                                    * declaration; rare, so not kept inline in every tensor */
 	int producer;                      /* node index, or -1 */

@@ -317,6 +317,14 @@ static int tensor_index(loader *L, const char *name, int create, int *out)
 	return 0;
 }
 
+/* Gives tensor t room for its declared dims (ABACUS_MAX_RANK: an initializer's rank is read with them). */
+static int tensor_dims(loader *L, ab_tensor *t)
+{
+	if (!t->dims)
+		t->dims = ab_arena_alloc(&L->g->arena, ABACUS_MAX_RANK * sizeof *t->dims);
+	return t->dims ? 0 : ab_err(L->err, ABACUS_ENOMEM, t->name, "out of memory");
+}
+
 /* Copies a ValueInfoProto's type and shape into tensor `idx` (declared shape). */
 static int declare(loader *L, int idx, const Onnx__ValueInfoProto *vi)
 {
@@ -331,6 +339,9 @@ static int declare(loader *L, int idx, const Onnx__ValueInfoProto *vi)
 	if (tt->shape->n_dim > ABACUS_MAX_RANK)
 		return ab_err(L->err, ABACUS_ELIMIT, t->name, "tensor '%s' is declared with rank %zu; at most %d is supported",
 		              t->name, tt->shape->n_dim, ABACUS_MAX_RANK);
+	int rc = tensor_dims(L, t);
+	if (rc)
+		return rc;
 	t->rank = (int)tt->shape->n_dim;
 	for (int k = 0; k < t->rank; k++) {
 		const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
@@ -699,7 +710,7 @@ static int build(loader *L)
 		ab_tensor *t = &g->tensors[idx];
 		t->kind = AB_T_INIT;
 		t->dtype = tp->has_data_type ? tp->data_type : AB_DT_UNDEFINED;
-		if ((rc = tensor_value(&L->g->arena, &t->value, &t->rank, t->dims, tp, name, L->err)))
+		if ((rc = tensor_dims(L, t)) || (rc = tensor_value(&L->g->arena, &t->value, &t->rank, t->dims, tp, name, L->err)))
 			return rc;
 	}
 	/* Exporters may name floating-point buffers (not trainable) in the metadata key abacus.buffers, as a
