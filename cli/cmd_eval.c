@@ -211,6 +211,8 @@ int cmd_eval(int argc, char **argv)
 	const char *pname = proto == ABACUS_EVAL_RANDOM ? "random" : proto == ABACUS_EVAL_LOMO ? "lomo" : "cross-hw";
 	size_t nn;
 	const abacus_eval_net *nets = abacus_eval_networks(ev, &nn);
+	size_t nh;
+	const abacus_eval_hw *hws = abacus_eval_hardware(ev, &nh);
 	if (fmt == FMT_JSON) {
 		printf("{\n  \"protocol\": \"%s\",\n  \"time\": {", pname);
 		json_fields(abacus_eval_get(ev, ABACUS_EVAL_TIME));
@@ -225,7 +227,23 @@ int cmd_eval(int argc, char **argv)
 		printf(",\n");
 		json_stats("analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY), 0);
 		json_stats("noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY), 1);
-		printf("  },\n  \"networks\": [\n");
+		printf("  },\n  \"hardware\": [\n");
+		for (size_t i = 0; i < nh; i++) {
+			printf("    {\"hw\": ");
+			json_str(stdout, hws[i].hw);
+			printf(",\n  ");
+			json_stats("time", &hws[i].time, 0);
+			printf("  ");
+			json_stats("time_raw", &hws[i].time_raw, 0);
+			printf("  ");
+			json_stats("memory", &hws[i].memory, 0);
+			printf("  ");
+			json_stats("noise_floor_raw", &hws[i].noise_time, 0);
+			printf("  ");
+			json_stats("noise_floor", &hws[i].noise_time_adjusted, 1);
+			printf("    }%s\n", i + 1 < nh ? "," : "");
+		}
+		printf("  ],\n  \"networks\": [\n");
 		for (size_t i = 0; i < nn; i++) {
 			printf("    {\"network\": ");
 			json_str(stdout, nets[i].network);
@@ -247,6 +265,20 @@ int cmd_eval(int argc, char **argv)
 		row("memory", abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
 		row("memory, analytic baseline", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY));
 		row("memory noise floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY));
+		for (size_t i = 0; i < nh; i++) {
+			char name[80];
+			printf("\n  hardware id %s\n", hws[i].hw);
+			snprintf(name, sizeof name, "time (speed-adjusted), %s", hws[i].hw);
+			row(name, &hws[i].time);
+			snprintf(name, sizeof name, "time (raw), %s", hws[i].hw);
+			row(name, &hws[i].time_raw);
+			snprintf(name, sizeof name, "time noise floor (adjusted), %s", hws[i].hw);
+			row(name, &hws[i].noise_time_adjusted);
+			snprintf(name, sizeof name, "time noise floor (raw), %s", hws[i].hw);
+			row(name, &hws[i].noise_time);
+			snprintf(name, sizeof name, "memory, %s", hws[i].hw);
+			row(name, &hws[i].memory);
+		}
 		printf("\n  %-34s %9s %9s %7s\n", "network", "time MRE", "mem MRE", "rows");
 		for (size_t i = 0; i < nn; i++)
 			printf("  %-34.34s %8.2f%% %8.2f%% %7zu\n", nets[i].network, 100 * nets[i].time_mre,

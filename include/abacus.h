@@ -310,6 +310,14 @@ typedef struct abacus_eval_point {
 	double memory_bytes, memory_pred_bytes;
 } abacus_eval_point;
 
+/* The same scores split by hardware id: the predictor's time error on that id's rows, and the noise
+ * floor of that id's repeated pairs (targets are judged against the noise of the same hardware). */
+typedef struct abacus_eval_hw {
+	const char *hw;
+	abacus_eval_stats time, time_raw, memory;
+	abacus_eval_stats noise_time, noise_time_adjusted;
+} abacus_eval_hw;
+
 typedef struct abacus_eval abacus_eval;
 
 int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
@@ -317,6 +325,7 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 const abacus_eval_stats *abacus_eval_get(const abacus_eval *ev, abacus_eval_metric m);
 const abacus_eval_net *abacus_eval_networks(const abacus_eval *ev, size_t *n);
 const abacus_eval_point *abacus_eval_points(const abacus_eval *ev, size_t *n);
+const abacus_eval_hw *abacus_eval_hardware(const abacus_eval *ev, size_t *n);
 void abacus_eval_free(abacus_eval *ev);
 
 /* Whether `op_type` (default domain) is in the op table, and its category. */

@@ -32,6 +32,9 @@ struct abacus_eval {
 	size_t n_nets;
 	abacus_eval_point *points;
 	size_t n_points;
+	abacus_eval_hw hws[AB_MAX_HW];
+	char *hw_names[AB_MAX_HW];
+	size_t n_hws;
 	char **net_names;
 	int protocol;
 };
@@ -112,20 +115,24 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 	return 0;
 }
 
-/* Pairs of rows that measure the same configuration (network, input, batch, optimizer, hw). */
-static void noise_floor(abacus_eval *ev, const ab_examples *ex, double *buf_t, double *buf_ta, double *buf_m)
+/* Pairs of rows that measure the same configuration (network, input, batch, optimizer, hw), of hardware
+ * index `hw` (-1: all): the relative difference of their times (raw and divided by calib_s) and memory. */
+static void noise_floor(const ab_examples *ex, int hw, double *buf_t, double *buf_ta, double *buf_m,
+                        abacus_eval_stats *t, abacus_eval_stats *ta, abacus_eval_stats *m)
 {
 	size_t n = 0;
-	for (size_t i = 0; i < ex->n; i++)
+	for (size_t i = 0; i < ex->n; i++) {
+		if (hw >= 0 && ex->hw[i] != hw)
+			continue;
 		for (size_t j = i + 1; j < ex->n; j++) {
 			const abacus_row *a = ex->rows[i], *b = ex->rows[j];
 			if (a->batch != b->batch || strcmp(a->network, b->network) || strcmp(a->input_shape, b->input_shape) ||
 			    strcmp(a->optimizer, b->optimizer) || strcmp(a->hw, b->hw))
 				continue;
-			double ta = a->time_s, tb = b->time_s;
+			double ta_ = a->time_s, tb = b->time_s;
 			/* A predictor that knew one measurement exactly would be off by this on the other. */
-			buf_t[n] = 0.5 * (fabs(ta - tb) / ta + fabs(ta - tb) / tb);
-			double ra = a->calib_s > 0 ? ta / a->calib_s : ta, rb = b->calib_s > 0 ? tb / b->calib_s : tb;
+			buf_t[n] = 0.5 * (fabs(ta_ - tb) / ta_ + fabs(ta_ - tb) / tb);
+			double ra = a->calib_s > 0 ? ta_ / a->calib_s : ta_, rb = b->calib_s > 0 ? tb / b->calib_s : tb;
 			buf_ta[n] = 0.5 * (fabs(ra - rb) / ra + fabs(ra - rb) / rb);
 			double ma = (double)a->memory_bytes, mb = (double)b->memory_bytes;
 			buf_m[n] = 0.5 * (fabs(ma - mb) / ma + fabs(ma - mb) / mb);
@@ -133,10 +140,40 @@ static void noise_floor(abacus_eval *ev, const ab_examples *ex, double *buf_t, d
 			if (n >= ex->n)
 				goto done;
 		}
+	}
 done:
-	stats_of(&ev->noise_time, buf_t, n);
-	stats_of(&ev->noise_time_adj, buf_ta, n);
-	stats_of(&ev->noise_mem, buf_m, n);
+	stats_of(t, buf_t, n);
+	stats_of(ta, buf_ta, n);
+	if (m)
+		stats_of(m, buf_m, n);
+}
+
+/* Per hardware id: the scored points' errors and the repeated pairs' noise. Uses errs[] as scratch. */
+static int split_by_hw(abacus_eval *ev, const ab_examples *ex, double *errs[E_N], abacus_error *err)
+{
+	for (int h = 0; h < ex->n_hw && h < AB_MAX_HW; h++) {
+		abacus_eval_hw *H = &ev->hws[h];
+		ev->hw_names[h] = ab_strdup(ex->hw_ids[h]);
+		if (!ev->hw_names[h])
+			return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		H->hw = ev->hw_names[h];
+		ev->n_hws = (size_t)h + 1;
+		size_t n = 0;
+		for (size_t i = 0; i < ev->n_points; i++) {
+			const abacus_eval_point *p = &ev->points[i];
+			if (strcmp(p->row->hw, ex->hw_ids[h]))
+				continue;
+			errs[0][n] = fabs(p->time_pred_s - p->time_s) / p->time_s;
+			errs[1][n] = fabs(p->time_raw_pred_s - p->time_s) / p->time_s;
+			errs[2][n] = fabs(p->memory_pred_bytes - p->memory_bytes) / p->memory_bytes;
+			n++;
+		}
+		stats_of(&H->time, errs[0], n);
+		stats_of(&H->time_raw, errs[1], n);
+		stats_of(&H->memory, errs[2], n);
+		noise_floor(ex, h, errs[0], errs[1], errs[2], &H->noise_time, &H->noise_time_adjusted, NULL);
+	}
+	return 0;
 }
 
 void abacus_eval_free(abacus_eval *ev)
@@ -146,6 +183,8 @@ void abacus_eval_free(abacus_eval *ev)
 	for (size_t i = 0; i < ev->n_nets; i++)
 		ab_free(ev->net_names[i]);
 	ab_free(ev->net_names);
+	for (size_t i = 0; i < ev->n_hws; i++)
+		ab_free(ev->hw_names[i]);
 	ab_free(ev->nets);
 	ab_free(ev->points);
 	ab_free(ev);
@@ -231,7 +270,9 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	ev->n_points = ne;
 	for (int k = 0; k < E_N; k++)
 		stats_of(&ev->stats[k], errs[k], ne);
-	noise_floor(ev, &ex, errs[0], errs[1], errs[2]);
+	noise_floor(&ex, -1, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
+	if ((rc = split_by_hw(ev, &ex, errs, err)))
+		goto out;
 	ev->nets = ab_calloc((size_t)ex.n_nets + 1, sizeof *ev->nets);
 	ev->net_names = ab_calloc((size_t)ex.n_nets + 1, sizeof *ev->net_names);
 	if (!ev->nets || !ev->net_names) {
@@ -294,4 +335,10 @@ const abacus_eval_point *abacus_eval_points(const abacus_eval *ev, size_t *n)
 {
 	*n = ev->n_points;
 	return ev->points;
+}
+
+const abacus_eval_hw *abacus_eval_hardware(const abacus_eval *ev, size_t *n)
+{
+	*n = ev->n_hws;
+	return ev->hws;
 }

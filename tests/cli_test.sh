@@ -93,6 +93,9 @@ for t in ("time", "memory"):
     for k in ("mre", "median", "p90", "n", "noise_floor"): assert k in j[t], (t, k)
 assert j["memory"]["mre"] < j["memory"]["analytic"]["mre"]
 assert len(j["networks"]) == 4
+h = j["hardware"]
+assert len(h) == 1 and h[0]["hw"] == "cpu1" and h[0]["time"]["n"] == j["time"]["n"]
+for k in ("time", "time_raw", "memory", "noise_floor", "noise_floor_raw"): assert "mre" in h[0][k], k
 PY
 then ok "eval json keys"; else bad "eval json keys"; fi
 expect_rc "eval lomo" 0 $A eval tests/data/small.csv --rounds 30 --protocol lomo

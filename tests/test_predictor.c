@@ -238,6 +238,26 @@ void test_predictor_two_hw(void)
 	o.rounds = 40;
 	abacus_predictor *p = NULL, *q = NULL;
 	CHECK(abacus_train(&p, &d, 1, &o, &err) == 0);
+	/* eval split by hardware id: each row scored once under its own id, and the per-id errors make up
+	 * the overall figure; repeated pairs never cross ids, so the per-id noise pairs add up too. */
+	abacus_eval *ev = NULL;
+	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_RANDOM, &o, &err) == 0);
+	if (ev) {
+		size_t nh;
+		const abacus_eval_hw *h = abacus_eval_hardware(ev, &nh);
+		const abacus_eval_stats *t = abacus_eval_get(ev, ABACUS_EVAL_TIME);
+		const abacus_eval_stats *nf = abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME);
+		CHECK_EQ_I64(nh, 2);
+		if (nh == 2) {
+			CHECK(!strcmp(h[0].hw, "cpu1") && !strcmp(h[1].hw, "cpu2"));
+			CHECK_EQ_I64(h[0].time.n, 60);
+			CHECK_EQ_I64(h[0].time.n + h[1].time.n, t->n);
+			double sum = h[0].time.mre * (double)h[0].time.n + h[1].time.mre * (double)h[1].time.n;
+			CHECK(fabs(sum / (double)t->n - t->mre) < 1e-12);
+			CHECK_EQ_I64(h[0].noise_time.n + h[1].noise_time.n, nf->n);
+		}
+	}
+	abacus_eval_free(ev);
 	abacus_dataset_free(d);
 	if (!p)
 		return;
@@ -306,9 +326,11 @@ void test_eval_fixed_numbers(void)
 		CHECK(fabs(m->mre - EXPECT_MEM) < 1e-9);
 		CHECK(fabs(t->mre - EXPECT_TIME) < 1e-9);
 		CHECK(m->mre < am->mre);
-		size_t nn;
+		size_t nn, nh;
 		abacus_eval_networks(ev, &nn);
 		CHECK_EQ_I64(nn, 4);
+		const abacus_eval_hw *h = abacus_eval_hardware(ev, &nh);
+		CHECK(nh == 1 && !strcmp(h[0].hw, "cpu1") && h[0].time.mre == t->mre && h[0].memory.mre == m->mre);
 	}
 	abacus_eval_free(ev);
 	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_CROSS_HW, &o, &err) == ABACUS_EINVAL);
