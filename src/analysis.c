@@ -140,6 +140,19 @@ static int64_t shape_bytes(const ab_shape *s)
 	return b;
 }
 
+double ab_layer_weight_bytes(const abacus_analysis *a, size_t i)
+{
+	const ab_node *n = &a->g->nodes[a->layer_node[i]];
+	double b = 0;
+	for (int k = 0; k < n->n_in; k++) {
+		int t = n->in[k];
+		if (t >= 0 && a->wl[t] && !a->vals[t])
+			b += (double)shape_bytes(&a->shapes[t]);
+	}
+	/* Never more than the op's own accounting of what it reads. */
+	return b < (double)a->layers[i].bytes_read ? b : (double)a->layers[i].bytes_read;
+}
+
 static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *def, unsigned char *param_seen)
 {
 	const ab_node *n = c->n;
@@ -350,6 +363,9 @@ static int run(abacus_analysis *a, abacus_error *err)
 		if (g->tensors[t].is_param && !param_seen[t] && g->tensors[t].n_consumers > 0)
 			ab_sat_add(&a->totals.params, a->shapes[t].numel);
 	ab_mark_fused(a);
+	for (size_t i = 0; i < a->n_layers; i++)
+		if (a->layer_view[i] == AB_LAYER_KERNEL)
+			a->weight_bytes += ab_layer_weight_bytes(a, i);
 	if ((rc = ab_simulate_memory(a, err)) == 0)
 		rc = ab_features_compute(&a->features, a, err);
 out:

@@ -63,10 +63,17 @@ struct abacus_analysis {
 	double view_layers, view_bytes;  /* count and bytes_read of AB_LAYER_VIEW layers */
 	double free_layers, free_bytes;  /* the same of AB_LAYER_FREE layers */
 	double fused_layers, fused_bytes; /* count and bytes read + written of AB_LAYER_FUSED layers */
+	double weight_bytes;           /* of kernel layers' bytes_read, the weights' (ab_layer_weight_bytes) */
 };
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */
 int ab_features_compute(double **out, const abacus_analysis *a, abacus_error *err);
+
+/* Of layer i's bytes_read, the bytes of inputs that are weights (parameters, or computed from them and
+ * constants alone): BLAS streams a weight matrix at several times the rate an element-wise kernel moves
+ * activations, so the time terms price them apart (an MLP or VGG's classifier at a small batch is
+ * dominated by reading its weights). */
+double ab_layer_weight_bytes(const abacus_analysis *a, size_t i);
 
 /* fusion.c: marks the members of decomposed LayerNorm, GELU and SiLU patterns AB_LAYER_FUSED. */
 void ab_mark_fused(abacus_analysis *a);

@@ -206,7 +206,12 @@ static int flop_term(abacus_category c)
  * recurrent cells, embeddings' gradients), thick and thin apart. Everything else is priced by the bytes
  * it moves. Layers that run a kernel and views (no kernel, no data: only dispatch and autograd) have
  * separate fixed costs; views of weights cost nothing, and the nodes of a decomposed operator are priced
- * as the one kernel PyTorch runs (analysis.h, fusion.c). */
+ * as the one kernel PyTorch runs (analysis.h, fusion.c). Weights read by layers are priced apart from
+ * activations (BLAS streams them faster), and the parameter terms of the step are the weights (gradient
+ * writes, SGD's passes) and the optimizer state (Adam's extra passes). Terms:
+ *   0 conv FLOPs, 1 grouped-conv FLOPs, 2 matrix-product FLOPs, 3 activation bytes, 4 kernel layers,
+ *   5 weight bytes (step), 6 thin matrix-product FLOPs, 7 view layers, 8 weight bytes read by layers,
+ *   9 optimizer-state bytes. */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -219,11 +224,18 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 			t[k] += a->cat_flops[c];
 	}
 	t[2] -= a->thin_flops;
-	t[3] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes;
+	t[3] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes -
+	       a->weight_bytes;
 	t[4] = (double)T->layers - a->view_layers - a->free_layers - a->fused_layers;
-	t[5] = 2.0 * (double)M->weights + (double)M->optimizer; /* the step reads and writes all of them */
+	/* The step and the gradients' writes scale with the parameters, but not alike for both optimizers:
+	 * PyTorch's SGD with momentum runs 3 element-wise passes per parameter tensor, Adam about 8 (and
+	 * measured per parameter, Adam costs 1.85× SGD here, not the 4:3 of the bytes they hold). So the
+	 * weights and the optimizer state are two terms. */
+	t[5] = (double)M->weights;
 	t[6] = a->thin_flops;
 	t[7] = a->view_layers;
+	t[8] = a->weight_bytes;
+	t[9] = (double)M->optimizer;
 }
 
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i)
@@ -235,10 +247,16 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 	if (a->layer_view[i] == AB_LAYER_VIEW)
 		return c[7];
 	int k = ab_layer_thin(l) ? 6 : flop_term(l->category);
-	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written) + c[4];
+	double wb = ab_layer_weight_bytes(a, i);
+	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[8] * wb + c[4];
 	if (k >= 0)
 		w += c[k] * ((double)l->forward_flops + (double)l->backward_flops);
 	return w;
+}
+
+double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS])
+{
+	return m->coef[hw][5] * terms[5] + m->coef[hw][9] * terms[9];
 }
 
 double ab_model_calib(const ab_model *m, int hw, double calib)
@@ -303,7 +321,7 @@ static int solve(double *A, double *b, int k)
 }
 
 /* Non-negative least squares on relative error: minimise Σ ((calib·Σ c_i t_i − time) / time)² over
- * c ≥ 0. With eight terms every subset of active terms is tried (255 small solves) and the best feasible
+ * c ≥ 0. With ten terms every subset of active terms is tried (1,023 small solves) and the best feasible
  * one kept; terms are scaled to unit RMS first so the normal equations are well conditioned. The rows are
  * idx[0..n) (the caller selects one hardware id, or all); calib is per row_speed(). Returns the mean
  * squared relative residual, or INFINITY when no subset is solvable. */

@@ -20,7 +20,7 @@
 
 #define AB_MAX_HW 16
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
-#define AB_TIME_TERMS 8
+#define AB_TIME_TERMS 10
 
 typedef struct ab_examples {
 	size_t n;
@@ -60,6 +60,8 @@ typedef struct ab_model {
 
 /* One layer's part of the analytic time base (per unit of calib) under the fitted coefficients. */
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t layer);
+/* The optimizer step's and gradient writes' part (per unit of calib): the parameter terms. */
+double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS]);
 
 /* Fits on the rows idx[0..n). With `intervals`, also runs a 5-fold CV inside them for the quantiles. */
 int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,

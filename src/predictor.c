@@ -4,7 +4,7 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 4
+ *   abacus-predictor 5
  *   schema <features> <fnv64 of the feature names>
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s> <use calib: 0|1>
  *                         (0: the hardware's speed index proved noisier than its times, and is not used)
@@ -28,7 +28,7 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 4 /* 4: eight time terms per hardware id (3: one set of seven, 2 had six, 1 four) */
+#define BUNDLE_VERSION 5 /* 5: ten time terms per hw id: weight bytes, optimizer state apart (4: eight, 3: one set of seven, 2 six, 1 four) */
 #define MAX_TREES 100000
 
 struct abacus_predictor {
@@ -233,7 +233,7 @@ int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analys
 		return ab_err(err, ABACUS_EINVAL, "", "%zu shares asked for an analysis of %zu layers", n, nl);
 	double terms[AB_TIME_TERMS];
 	ab_time_terms(terms, a);
-	double step = p->m.coef[h][5] * terms[5], sum = step;
+	double step = ab_step_time_weight(&p->m, h, terms), sum = step;
 	for (size_t i = 0; i < n; i++)
 		sum += share[i] = ab_layer_time_weight(&p->m, h, a, i);
 	if (!(sum > 0))

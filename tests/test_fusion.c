@@ -82,7 +82,7 @@ void test_fusion_patterns(void)
 		const abacus_totals *T = abacus_analysis_totals(a);
 		CHECK(t[4] == (double)T->layers - a->view_layers - a->free_layers - a->fused_layers);
 		CHECK(a->fused_bytes > 0 &&
-		      t[3] == (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes);
+		      t[3] == (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes - a->weight_bytes);
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
 	}
