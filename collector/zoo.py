@@ -288,6 +288,110 @@ class MLP(nn.Module):
         return self.net(x)
 
 
+class GPTSmall(nn.Module):
+    """Decoder-only language model: pre-LayerNorm blocks with GELU and a causal mask, logits over the
+    vocabulary per token ([B, L, V]). Other dims than transformer_enc (d 192, 6 heads, ff 768)."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, d_model=192, nhead=6, layers=3, ff=768, max_len=512,
+                 dropout=0.1):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        layer = nn.TransformerEncoderLayer(d_model, nhead, ff, dropout, activation="gelu",
+                                           batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab, bias=False)
+
+    def forward(self, x):
+        L = x.shape[1]
+        pos = torch.arange(L, device=x.device)
+        causal = torch.triu(torch.full((L, L), float("-inf"), device=x.device), diagonal=1)
+        h = self.blocks(self.tok(x) + self.pos(pos), mask=causal)
+        return self.head(self.norm(h))
+
+
+class BiLSTMTagger(nn.Module):
+    """Sequence labelling: embedding, one bidirectional LSTM layer, a tag per token ([B, L, 32])."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, emb=128, hidden=256, tags=32):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.rnn = nn.LSTM(emb, hidden, batch_first=True, bidirectional=True)
+        self.out = nn.Linear(2 * hidden, tags)
+
+    def forward(self, x):
+        h, _ = self.rnn(self.emb(x))
+        return self.out(h)
+
+
+class TextCNN(nn.Module):
+    """Sentence classifier: embedding, 1-D convolutions of widths 3, 4, 5 over time, max over time."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, emb=128, filters=128, classes=10, dropout=0.5):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.convs = nn.ModuleList([nn.Conv1d(emb, filters, k) for k in (3, 4, 5)])
+        self.drop = nn.Dropout(dropout)
+        self.fc = nn.Linear(3 * filters, classes)
+
+    def forward(self, x):
+        h = self.emb(x).transpose(1, 2)
+        pooled = [torch.relu(c(h)).amax(dim=2) for c in self.convs]
+        return self.fc(self.drop(torch.cat(pooled, dim=1)))
+
+
+class MixerBlock(nn.Module):
+    def __init__(self, tokens, dim, token_hidden, channel_hidden):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(dim)
+        self.token_mlp = nn.Sequential(nn.Linear(tokens, token_hidden), nn.GELU(), nn.Linear(token_hidden, tokens))
+        self.norm2 = nn.LayerNorm(dim)
+        self.channel_mlp = nn.Sequential(nn.Linear(dim, channel_hidden), nn.GELU(), nn.Linear(channel_hidden, dim))
+
+    def forward(self, x):
+        x = x + self.token_mlp(self.norm1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.channel_mlp(self.norm2(x))
+
+
+class MLPMixer(nn.Module):
+    """MLP-Mixer (Tolstikhin et al. 2021), small: patch 8 (4 below 64), 4 blocks of width 192."""
+
+    def __init__(self, size, channels=3, dim=192, depth=4, classes=10):
+        super().__init__()
+        patch = 8 if size >= 64 else 4
+        tokens = (size // patch) ** 2
+        self.stem = nn.Conv2d(channels, dim, patch, stride=patch)
+        self.blocks = nn.Sequential(*[MixerBlock(tokens, dim, 4 * tokens // 2 + 1, 4 * dim) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        h = self.stem(x).flatten(2).transpose(1, 2)
+        return self.head(self.norm(self.blocks(h)).mean(dim=1))
+
+
+class ConvMixer(nn.Module):
+    """ConvMixer (Trockman & Kolter 2022), small: patch embedding, depthwise 5x5 + pointwise blocks
+    with GELU and BatchNorm, width 256, depth 6."""
+
+    def __init__(self, size, channels=3, dim=256, depth=6, kernel=5, classes=10):
+        super().__init__()
+        patch = 4 if size >= 64 else 2
+        self.stem = nn.Sequential(nn.Conv2d(channels, dim, patch, stride=patch), nn.GELU(), nn.BatchNorm2d(dim))
+        self.dw = nn.ModuleList([nn.Sequential(nn.Conv2d(dim, dim, kernel, groups=dim, padding=kernel // 2),
+                                               nn.GELU(), nn.BatchNorm2d(dim)) for _ in range(depth)])
+        self.pw = nn.ModuleList([nn.Sequential(nn.Conv2d(dim, dim, 1), nn.GELU(), nn.BatchNorm2d(dim))
+                                 for _ in range(depth)])
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        h = self.stem(x)
+        for dw, pw in zip(self.dw, self.pw):
+            h = pw(h + dw(h))
+        return self.head(h.mean(dim=(2, 3)))
+
+
 def _double_conv(cin, cout):
     return nn.Sequential(
         nn.Conv2d(cin, cout, 3, padding=1, bias=False), nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
@@ -387,6 +491,16 @@ def _make_registry() -> Dict[str, Net]:
         Net("unet_small", "image", lambda s: UNetSmall(), family="unet", candidates=IMAGE_SIZES),
         Net("lraspp_mobilenet_v3_large", "image", _build_lraspp, family="segmentation",
             candidates=IMAGE_SIZES),
+        # Added 2026-12-03: more networks outside torchvision, sequence models first, so that
+        # leave-one-model-out has more than three sequence models to learn from and be judged on.
+        Net("gpt_small", "tokens", lambda L: GPTSmall(), family="transformer", vocab=TOKEN_VOCAB,
+            candidates=TOKEN_LENGTHS),
+        Net("bilstm_tagger", "tokens", lambda L: BiLSTMTagger(), family="rnn", vocab=TOKEN_VOCAB,
+            candidates=TOKEN_LENGTHS),
+        Net("textcnn", "tokens", lambda L: TextCNN(), family="textcnn", vocab=TOKEN_VOCAB,
+            candidates=TOKEN_LENGTHS),
+        Net("mlp_mixer", "image", lambda s: MLPMixer(s), family="mixer", candidates=IMAGE_SIZES),
+        Net("convmixer", "image", lambda s: ConvMixer(s), family="convmixer", candidates=IMAGE_SIZES),
     ]
     for net in custom:
         reg[net.name] = net

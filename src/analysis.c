@@ -263,6 +263,8 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 		T->unknown++;
 	double f = (double)L->forward_flops + (double)L->backward_flops;
 	a->cat_flops[L->category] += f;
+	a->serial_steps += (double)k->serial_steps;
+	a->serial_bytes += (double)k->serial_bytes;
 	if (ab_layer_thin(L))
 		a->thin_flops += f;
 	if (def && (def->flags & AB_OP_VIEW)) {
@@ -398,14 +400,15 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	a->layer_node = ab_calloc(nn, sizeof *a->layer_node);
 	a->node_layer = ab_malloc(nn * sizeof *a->node_layer);
 	a->layer_view = ab_calloc(nn, 1);
+	a->fused_save = ab_malloc(nn * sizeof *a->fused_save);
 	int rc;
 	if (!a->shapes || !a->vals || !a->own || !a->rg || !a->wl || !a->layers || !a->costs || !a->layer_node || !a->node_layer ||
-	    !a->layer_view) {
+	    !a->layer_view || !a->fused_save) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto fail;
 	}
 	for (size_t i = 0; i < nn; i++)
-		a->node_layer[i] = -1;
+		a->node_layer[i] = a->fused_save[i] = -1;
 	if ((rc = run(a, err)))
 		goto fail;
 	a->cfg.inputs = NULL;
@@ -436,6 +439,7 @@ void abacus_analysis_free(abacus_analysis *a)
 	ab_free(a->layer_node);
 	ab_free(a->node_layer);
 	ab_free(a->layer_view);
+	ab_free(a->fused_save);
 	ab_free(a->unk_ops);
 	ab_free(a->unk_counts);
 	ab_free(a->features);

@@ -11,6 +11,7 @@
  * its whole weight for one row) runs at the speed of memory, not of the BLAS kernels: its FLOPs are a
  * separate time term. */
 #define AB_THIN_INTENSITY 8.0
+#define AB_SAVE_NOTHING (-2)
 
 /* Layers whose FLOPs run in BLAS matrix-product kernels: linear layers, attention, recurrent cells. */
 static inline int ab_is_matrix_product(abacus_category c)
@@ -60,9 +61,14 @@ struct abacus_analysis {
 	 * folds into the consumer's BLAS call: it costs nothing per iteration; AB_LAYER_FUSED is a node of an
 	 * operator the exporter decomposed (fusion.c), whose kernel is the pattern's last node. */
 	unsigned char *layer_view;
+	int *fused_save;               /* per layer: at a fused pattern's first node, the tensor the pattern
+	                                * keeps for backward (its input); AB_SAVE_NOTHING at its last node;
+	                                * -1 elsewhere (the op's own masks decide) */
 	double view_layers, view_bytes;  /* count and bytes_read of AB_LAYER_VIEW layers */
 	double free_layers, free_bytes;  /* the same of AB_LAYER_FREE layers */
 	double fused_layers, fused_bytes; /* count and bytes read + written of AB_LAYER_FUSED layers */
+	double serial_steps;           /* recurrent time steps × directions over all recurrent layers */
+	double serial_bytes;           /* recurrent weight bytes re-read per step, summed over the steps */
 	double weight_bytes;           /* of kernel layers' bytes_read, the weights' (ab_layer_weight_bytes) */
 };
 

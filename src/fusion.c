@@ -11,8 +11,11 @@
  * Priced node by node, a transformer block pays nine dispatches and nine passes over its activations for
  * each LayerNorm. Here every member of a recognised pattern but its last node is marked AB_LAYER_FUSED:
  * the time terms drop its dispatch and its bytes, and the last node (which reads a tensor of the input's
- * size and writes the output) stands for the kernel. FLOPs, shapes, memory and the feature vector are
- * untouched: this changes only what a layer costs in time.
+ * size and writes the output) stands for the kernel. For memory, the pattern keeps what PyTorch's one
+ * kernel keeps for backward, its input x (fused_save of the first node, where x is still alive),
+ * instead of the intermediates its members would save (GELU's decomposition keeps three x-sized
+ * tensors, LayerNorm's two, SiLU's two).
+ * FLOPs, shapes and the feature vector's per-layer counts are untouched.
  */
 #include <string.h>
 
@@ -92,6 +95,8 @@ static int layer_norm(abacus_analysis *a, int div)
 		return 0;
 	if (!private_out(a, sqr) || !private_out(a, m2) || !private_out(a, add) || !private_out(a, sq))
 		return 0;
+	a->fused_save[a->node_layer[m1]] = x;
+	a->fused_save[a->node_layer[div]] = AB_SAVE_NOTHING;
 	fuse(a, m1);
 	fuse(a, sub);
 	fuse(a, sqr);
@@ -130,7 +135,10 @@ static int gelu(abacus_analysis *a, int mul)
 			if (add < 0)
 				continue;
 			int erf = first_input_of(a, add, "Erf", NULL);
-			fuse(a, producer(a, nd(a, erf)->in[0], "Div"));
+			int div = producer(a, nd(a, erf)->in[0], "Div");
+			a->fused_save[a->node_layer[div]] = in->in[1 - k];
+			a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
+			fuse(a, div);
 			fuse(a, erf);
 			fuse(a, add);
 			fuse(a, inner);
@@ -147,6 +155,8 @@ static int silu(abacus_analysis *a, int mul)
 	int sig = first_input_of(a, mul, "Sigmoid", &x);
 	if (sig < 0 || x < 0 || nd(a, sig)->in[0] != x || !private_out(a, sig))
 		return 0;
+	a->fused_save[a->node_layer[sig]] = x;
+	a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
 	fuse(a, sig);
 	return 1;
 }
@@ -181,6 +191,8 @@ void ab_mark_fused(abacus_analysis *a)
 				a->layer_view[a->node_layer[p]] = AB_LAYER_KERNEL;
 				fuse(a, p);
 				a->layer_view[l] = AB_LAYER_NORM_END;
+				a->fused_save[l] = a->fused_save[a->node_layer[p]];
+				a->fused_save[a->node_layer[p]] = -1;
 				break;
 			}
 		}

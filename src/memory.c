@@ -59,6 +59,46 @@ static int64_t bytes(const ab_shape *sh)
 	return b;
 }
 
+/* Only activations count: initializers, graph inputs and folded constants are not simulated storage;
+ * weight-like tensors (transposed or sliced parameters) are views of parameters in PyTorch. */
+static int is_activation(const abacus_analysis *a, int t)
+{
+	const abacus_graph *g = a->g;
+	return g->tensors[t].kind == AB_T_VALUE && a->node_layer[g->tensors[t].producer] >= 0 && !a->wl[t];
+}
+
+enum { MAX_SAVED = 34 };
+
+/* The tensors layer L keeps for backward: by its op's masks (activation inputs, any output), or for a
+ * fused pattern (fusion.c) the pattern's input at its first node and nothing at the others. */
+static int saved_list(const abacus_analysis *a, size_t L, int out[MAX_SAVED])
+{
+	const ab_node *n = &a->g->nodes[a->layer_node[L]];
+	const ab_cost *k = &a->costs[L];
+	int ns = 0;
+	if (a->fused_save[L] == AB_SAVE_NOTHING)
+		return 0;
+	if (a->fused_save[L] >= 0) {
+		int t = a->fused_save[L];
+		if (is_activation(a, t) && !a->vals[t])
+			out[ns++] = t;
+		return ns;
+	}
+	if (a->layer_view[L] == AB_LAYER_FUSED)
+		return 0;
+	for (int i = 0; i < n->n_in && i < 16; i++) {
+		int t = n->in[i];
+		if (t >= 0 && (k->in_mask >> i & 1) && is_activation(a, t) && !a->vals[t])
+			out[ns++] = t;
+	}
+	for (int o = 0; o < n->n_out && o < 16; o++) {
+		int t = n->out[o];
+		if (t >= 0 && (k->out_mask >> o & 1))
+			out[ns++] = t;
+	}
+	return ns;
+}
+
 int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 {
 	const abacus_graph *g = a->g;
@@ -125,9 +165,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		pinned[sid[g->outputs[k]]] = 1;
 
 	sim s = { 0 };
-	/* Only activations count: initializers, graph inputs and folded constants are not simulated storage. */
-	/* Weight-like tensors (transposed or sliced parameters) are views of parameters in PyTorch. */
-#define ACTIVATION(t) (g->tensors[t].kind == AB_T_VALUE && a->node_layer[g->tensors[t].producer] >= 0 && !a->wl[t])
+#define ACTIVATION(t) is_activation(a, t)
 	/* ---- forward ---- */
 	for (size_t L = 0; L < a->n_layers; L++) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
@@ -140,21 +178,12 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 			add(&s, NULL, bytes(&a->shapes[t]));
 		}
 		/* Saved tensors: only those that carry activations (constants and inputs live anyway). */
-		for (int i = 0; i < n->n_in && i < 16; i++) {
-			int t = n->in[i];
-			if (t >= 0 && (k->in_mask >> i & 1) && ACTIVATION(t) && !a->vals[t]) {
-				if (saved_refs[sid[t]]++ == 0 && alive[sid[t]])
-					ab_sat_add(&s.saved, bytes(&a->shapes[sid[t]]));
-			}
-		}
-		for (int o = 0; o < n->n_out && o < 16; o++) {
-			int t = n->out[o];
-			if (t >= 0 && (k->out_mask >> o & 1)) {
-				if (saved_refs[sid[t]]++ == 0 && alive[sid[t]])
-					ab_sat_add(&s.saved, bytes(&a->shapes[sid[t]]));
-			}
-		}
-		add(&s, &s.extra, k->extra_bytes);
+		int sv[MAX_SAVED], ns = saved_list(a, L, sv);
+		for (int j = 0; j < ns; j++)
+			if (saved_refs[sid[sv[j]]]++ == 0 && alive[sid[sv[j]]])
+				ab_sat_add(&s.saved, bytes(&a->shapes[sid[sv[j]]]));
+		if (a->layer_view[L] != AB_LAYER_FUSED)
+			add(&s, &s.extra, k->extra_bytes);
 		/* Free inputs whose last consumer this was, unless saved or a graph output. */
 		for (int i = 0; i < n->n_in; i++) {
 			int t = n->in[i];
@@ -215,27 +244,15 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 			}
 		}
 		/* Saved tensors and extra buffers are released. */
-		sub(&s, &s.extra, k->extra_bytes);
-		for (int i = 0; i < n->n_in && i < 16; i++) {
-			int t = n->in[i];
-			if (t >= 0 && (k->in_mask >> i & 1) && ACTIVATION(t) && !a->vals[t]) {
-				int st = sid[t];
-				if (--saved_refs[st] == 0 && alive[st]) {
-					s.saved -= bytes(&a->shapes[st]);
-					alive[st] = 0;
-					sub(&s, NULL, bytes(&a->shapes[st]));
-				}
-			}
-		}
-		for (int o = 0; o < n->n_out && o < 16; o++) {
-			int t = n->out[o];
-			if (t >= 0 && (k->out_mask >> o & 1)) {
-				int st = sid[t];
-				if (--saved_refs[st] == 0 && alive[st]) {
-					s.saved -= bytes(&a->shapes[st]);
-					alive[st] = 0;
-					sub(&s, NULL, bytes(&a->shapes[st]));
-				}
+		if (a->layer_view[L] != AB_LAYER_FUSED)
+			sub(&s, &s.extra, k->extra_bytes);
+		int sv[MAX_SAVED], ns = saved_list(a, L, sv);
+		for (int j = 0; j < ns; j++) {
+			int st = sid[sv[j]];
+			if (--saved_refs[st] == 0 && alive[st]) {
+				s.saved -= bytes(&a->shapes[st]);
+				alive[st] = 0;
+				sub(&s, NULL, bytes(&a->shapes[st]));
 			}
 		}
 	}

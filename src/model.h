@@ -20,7 +20,7 @@
 
 #define AB_MAX_HW 16
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
-#define AB_TIME_TERMS 10
+#define AB_TIME_TERMS 12
 
 typedef struct ab_examples {
 	size_t n;

@@ -41,6 +41,8 @@ typedef struct ab_cost {
 	int64_t bytes_read;
 	int64_t bytes_written;
 	int category;            /* -1, or a category that overrides the table's (grouped conv, embedding) */
+	int64_t serial_steps;    /* steps run one after another, each its own few kernels (recurrent cells) */
+	int64_t serial_bytes;    /* weight bytes those steps re-read: the recurrent matrix once per step */
 } ab_cost;
 
 enum {

@@ -643,6 +643,14 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 		return OVF(c);
 	int64_t ew = steps * gh * 5;
 	k->fwd = mm + ew;
+	/* PyTorch runs a CPU LSTM/GRU one time step (and direction) at a time, a dozen small kernels each
+	 * way: at a small batch that dispatch, not the FLOPs, is the cost. */
+	k->serial_steps = seq * dirs;
+	/* Each step multiplies the hidden state by the recurrent matrix R (G·H × H) and, backward, reads it
+	 * again and adds an outer product into its gradient: at a small batch, streaming R per step is the
+	 * work (x·Wᵀ is one product over the whole sequence, priced by FLOPs). */
+	if (ab_mul(k->serial_steps, gh * h * 4, &k->serial_bytes))
+		return OVF(c);
 	/* Backward: input gradients (one product) and weight gradients (one product), element-wise twice. */
 	k->bwd = (ab_in_rg(c, 0) ? mm : mm / 2) + mm / 2 * 1 + mm / 2 + 2 * ew;
 	k->in_mask = 1;

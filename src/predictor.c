@@ -4,7 +4,7 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 5
+ *   abacus-predictor 6
  *   schema <features> <fnv64 of the feature names>
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s> <use calib: 0|1>
  *                         (0: the hardware's speed index proved noisier than its times, and is not used)
@@ -28,7 +28,8 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 5 /* 5: ten time terms per hw id: weight bytes, optimizer state apart (4: eight, 3: one set of seven, 2 six, 1 four) */
+#define BUNDLE_VERSION 6 /* 6: twelve time terms per hw id (recurrent steps and bytes); 5: ten (weight bytes, optimizer
+                         * state apart); 4: eight; 3: one set of seven; 2: six; 1: four */
 #define MAX_TREES 100000
 
 struct abacus_predictor {

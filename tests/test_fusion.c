@@ -2,11 +2,31 @@
  * test_fusion.c — decomposed LayerNorm, GELU and SiLU (fusion.c) are priced as one kernel each, and only
  * when the pattern is complete and private.
  */
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "analysis.h"
 #include "model.h"
 #include "tests.h"
 
 abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err);
+
+/* LayerNorm of x over its last axis as torch.onnx writes it at opset 14 (9 nodes with the affine
+ * Mul/Add; weights two, eps, gamma, beta declared by the caller); intermediate names are fixed. */
+static void layer_norm(tb_model *m, const char *x, const char *y)
+{
+	tb_node(m, "ReduceMean", L(x), L("m1"));
+	tb_attr_ints(m, "axes", D(-1));
+	tb_node(m, "Sub", L(x, "m1"), L("d"));
+	tb_node(m, "Pow", L("d", "two"), L("p"));
+	tb_node(m, "ReduceMean", L("p"), L("m2"));
+	tb_attr_ints(m, "axes", D(-1));
+	tb_node(m, "Add", L("m2", "eps"), L("e"));
+	tb_node(m, "Sqrt", L("e"), L("s"));
+	tb_node(m, "Div", L("d", "s"), L("n"));
+	tb_node(m, "Mul", L("n", "gamma"), L("g"));
+	tb_node(m, "Add", L("g", "beta"), L(y));
+}
 
 /* x: batch×16×32. LayerNorm over the last axis as torch.onnx writes it at opset 14 (9 nodes with the
  * affine Mul/Add), then GELU (5 nodes), then SiLU (2 nodes), then a gate that is not a SiLU (Sigmoid of
@@ -23,17 +43,7 @@ static tb_model *block(int leak)
 	tb_weight(m, "sqrt2", D(1));
 	tb_weight(m, "one", D(1));
 	tb_weight(m, "half", D(1));
-	tb_node(m, "ReduceMean", L("x"), L("m1"));
-	tb_attr_ints(m, "axes", D(-1));
-	tb_node(m, "Sub", L("x", "m1"), L("d"));
-	tb_node(m, "Pow", L("d", "two"), L("p"));
-	tb_node(m, "ReduceMean", L("p"), L("m2"));
-	tb_attr_ints(m, "axes", D(-1));
-	tb_node(m, "Add", L("m2", "eps"), L("e"));
-	tb_node(m, "Sqrt", L("e"), L("s"));
-	tb_node(m, "Div", L("d", "s"), L("n"));
-	tb_node(m, "Mul", L("n", "gamma"), L("g"));
-	tb_node(m, "Add", L("g", "beta"), L("y1"));
+	layer_norm(m, "x", "y1");
 	tb_node(m, "Div", L("y1", "sqrt2"), L("v"));
 	tb_node(m, "Erf", L("v"), L("er"));
 	tb_node(m, "Add", L("er", "one"), L("a1"));
@@ -83,6 +93,59 @@ void test_fusion_patterns(void)
 		CHECK(t[4] == (double)T->layers - a->view_layers - a->free_layers - a->fused_layers);
 		CHECK(a->fused_bytes > 0 &&
 		      t[3] == (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes - a->weight_bytes);
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
+/* x → MatMul(W1) → h (batch×64) → decomposed `kind` (0 GELU, 1 SiLU, 2 LayerNorm) → y → MatMul(W2).
+ * PyTorch keeps h for the activation's backward and y for the second product's: 2 × batch × 64 × 4
+ * bytes, whatever the decomposition's intermediates (which it never materialises). */
+static tb_model *act_between(int kind)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16));
+	tb_weight(m, "W1", D(16, 64));
+	tb_weight(m, "W2", D(64, 8));
+	tb_node(m, "MatMul", L("x", "W1"), L("h"));
+	if (kind == 0) {
+		tb_weight(m, "sqrt2", D(1));
+		tb_weight(m, "one", D(1));
+		tb_weight(m, "half", D(1));
+		tb_node(m, "Div", L("h", "sqrt2"), L("v"));
+		tb_node(m, "Erf", L("v"), L("er"));
+		tb_node(m, "Add", L("er", "one"), L("a1"));
+		tb_node(m, "Mul", L("h", "a1"), L("mm"));
+		tb_node(m, "Mul", L("mm", "half"), L("y"));
+	} else if (kind == 1) {
+		tb_node(m, "Sigmoid", L("h"), L("sg"));
+		tb_node(m, "Mul", L("h", "sg"), L("y"));
+	} else {
+		tb_weight(m, "two", D(1));
+		tb_weight(m, "eps", D(1));
+		tb_weight(m, "gamma", D(64));
+		tb_weight(m, "beta", D(64));
+		layer_norm(m, "h", "y");
+	}
+	tb_node(m, "MatMul", L("y", "W2"), L("out"));
+	tb_output(m, "out");
+	return m;
+}
+
+void test_fusion_memory(void);
+void test_fusion_memory(void)
+{
+	for (int kind = 0; kind < 3; kind++) {
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze(act_between(kind), 4, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		const abacus_memory *M = abacus_analysis_memory(a);
+		if (getenv("ABACUS_TEST_VERBOSE"))
+			printf("  kind %d: saved %lld\n", kind, (long long)M->saved);
+		CHECK_EQ_I64(M->saved, 2 * 4 * 64 * 4);
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
 	}

@@ -4,6 +4,8 @@
  */
 #include <stdlib.h>
 
+#include "analysis.h"
+#include "model.h"
 #include "tests.h"
 
 abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err)
@@ -219,23 +221,44 @@ void test_batchnorm(void)
  * Gate MACs per step and sample: 4·20 × (10 + 20) = 2400; 10 steps·samples → 2·24000 = 48000 FLOPs,
  * plus 5 element-wise FLOPs per gate element: 10 × 80 × 5 = 4000 → 52000.
  * Params: W 80·10 + R 80·20 + B 160 = 2560. Output Y: 5×1×2×20. */
-void test_lstm(void);
-void test_lstm(void)
+static tb_model *lstm_model(int64_t dirs)
 {
 	tb_model *m = tb_new(14);
 	tb_input(m, "x", D(5, -1, 10));
-	tb_weight(m, "W", D(1, 80, 10));
-	tb_weight(m, "R", D(1, 80, 20));
-	tb_weight(m, "B", D(1, 160));
+	tb_weight(m, "W", D(dirs, 80, 10));
+	tb_weight(m, "R", D(dirs, 80, 20));
+	tb_weight(m, "B", D(dirs, 160));
 	tb_node(m, "LSTM", L("x", "W", "R", "B"), L("y", "yh", "yc"));
 	tb_attr_int(m, "hidden_size", 20);
+	if (dirs == 2)
+		tb_attr_str(m, "direction", "bidirectional");
 	tb_output(m, "y");
-	ANALYZE(m, 2);
+	return m;
+}
+
+void test_lstm(void);
+void test_lstm(void)
+{
+	ANALYZE(lstm_model(1), 2);
 	const abacus_layer *l = t_layer(a, "LSTM");
 	CHECK(l && l->rank == 4 && l->dims[0] == 5 && l->dims[1] == 1 && l->dims[2] == 2 && l->dims[3] == 20);
 	CHECK(l && l->forward_flops == 52000);
 	CHECK(l && l->category == ABACUS_CAT_RECURRENT);
 	CHECK_EQ_I64(abacus_analysis_totals(a)->params, 2560);
+	DONE();
+}
+
+/* The same LSTM bidirectional: PyTorch runs 5 steps in each direction one after another, and each step
+ * streams its direction's recurrent matrix R (80 × 20 floats = 6400 bytes): the time terms see 10
+ * serial steps and 10 × 6400 = 64000 re-read bytes. */
+void test_lstm_serial_terms(void);
+void test_lstm_serial_terms(void)
+{
+	ANALYZE(lstm_model(2), 2);
+	double t[AB_TIME_TERMS];
+	ab_time_terms(t, a);
+	CHECK(t[10] == 10 && t[11] == 64000);
+	CHECK(a->serial_steps == 10 && a->serial_bytes == 64000);
 	DONE();
 }
 

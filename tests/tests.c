@@ -3,12 +3,12 @@
 
 #define CASES(X)                                                                                  \
 	X(test_conv_grouped_strided_dilated) X(test_conv_chain_backward) X(test_gemm) X(test_matmul_batched) \
-	X(test_pooling) X(test_batchnorm) X(test_lstm) X(test_fold_view_batch) X(test_fold_range_where)     \
+	X(test_pooling) X(test_batchnorm) X(test_lstm) X(test_lstm_serial_terms) X(test_fold_view_batch) X(test_fold_range_where)     \
 	X(test_einsum) X(test_embedding_tokens) X(test_unknown_op) X(test_memory_breakdown_adds_up)         \
 	X(test_truncated_files) X(test_random_bytes) X(test_cycle) X(test_missing_tensor)                  \
 	X(test_overflowing_dims) X(test_negative_dim) X(test_bad_batch_and_inputs) X(test_deep_nesting)    \
 	X(test_alloc_failure_every_n) X(test_zoo_all_graphs_resolve) X(test_zoo_params_exact)             \
-	X(test_resnet50_flops) X(test_fuzz_corpus_replay) X(test_opsets_11_and_17) X(test_external_data) X(test_dataset_parse) X(test_dataset_errors) X(test_predictor_roundtrip) X(test_predictor_corrupt_bundles) X(test_predictor_two_hw) X(test_fusion_patterns) X(test_eval_fixed_numbers) X(test_million_nodes) X(test_huge_declared_tensor) X(test_onehot_gathernd) X(test_dataset_rows_match_graphs) X(test_bundle_alloc_failure)
+	X(test_resnet50_flops) X(test_fuzz_corpus_replay) X(test_opsets_11_and_17) X(test_external_data) X(test_dataset_parse) X(test_dataset_errors) X(test_predictor_roundtrip) X(test_predictor_corrupt_bundles) X(test_predictor_two_hw) X(test_fusion_patterns) X(test_fusion_memory) X(test_eval_fixed_numbers) X(test_million_nodes) X(test_huge_declared_tensor) X(test_onehot_gathernd) X(test_dataset_rows_match_graphs) X(test_bundle_alloc_failure)
 
 #define DECLARE(fn) void fn(void);
 CASES(DECLARE)
