@@ -655,8 +655,10 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	k->bwd = (ab_in_rg(c, 0) ? mm : mm / 2) + mm / 2 * 1 + mm / 2 + 2 * ew;
 	k->in_mask = 1;
 	k->out_mask = 1;
-	/* PyTorch's CPU LSTM keeps per-step gate activations and cell states: G·H + H per step (GRU: G·H). */
-	int64_t per = gh + (G == 4 ? h : 0);
+	/* PyTorch's CPU cells (aten/src/ATen/native/RNN.cpp) keep, per step, sample and direction, new
+	 * storage for: LSTM the gates (4H, activated in place), the cell state cy, tanh(cy) and hy (3H more:
+	 * 7H); GRU the hidden-side gates (3H), the new gate and hy (2H more: 5H); a plain RNN its gates (H). */
+	int64_t per = gh + (G == 4 ? 3 * h : G == 3 ? 2 * h : 0);
 	if (ab_mul(steps, per, &k->extra_bytes) || ab_mul(k->extra_bytes, 4, &k->extra_bytes))
 		return OVF(c);
 	io_bytes(c, k);
