@@ -154,11 +154,13 @@ def case_multi():
 
 def case_oom():
     out = os.path.join(TMP, "oom.csv")
-    profile("--models", "vgg11,mlp", "--batch", "1", "--size", "32", "--mem-limit", "2500M", out=out)
+    # vgg11 needs 1.4 GB of address space once built (torch itself 0.9 GB) and 2.5 GB once its gradients
+    # and momentum exist: under 2 GB the step, not the import or the build, runs out (2.5 GB was a coin flip).
+    profile("--models", "vgg11,mlp", "--batch", "1", "--size", "32", "--mem-limit", "2000M", out=out)
     rs = rows(out)
     r = one(rs, network="vgg11")
     if r:
-        print(f"    vgg11 under 2.5 GB: {r['status']}: {r['error'][:120]}")
+        print(f"    vgg11 under 2 GB: {r['status']}: {r['error'][:120]}")
         check(r["status"] == "oom", f"oom row, got {r['status']}: {r['error']}")
     r = one(rs, network="mlp")
     if r:
