@@ -165,14 +165,13 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		pinned[sid[g->outputs[k]]] = 1;
 
 	sim s = { 0 };
-#define ACTIVATION(t) is_activation(a, t)
 	/* ---- forward ---- */
 	for (size_t L = 0; L < a->n_layers; L++) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
 		const ab_cost *k = &a->costs[L];
 		for (int o = 0; o < n->n_out; o++) {
 			int t = n->out[o];
-			if (t < 0 || sid[t] != t || !ACTIVATION(t))
+			if (t < 0 || sid[t] != t || !is_activation(a, t))
 				continue;
 			alive[t] = 1;
 			add(&s, NULL, bytes(&a->shapes[t]));
@@ -190,7 +189,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 			if (t < 0)
 				continue;
 			int st = sid[t];
-			if (--uses[st] == 0 && alive[st] && !saved_refs[st] && !pinned[st] && ACTIVATION(st)) {
+			if (--uses[st] == 0 && alive[st] && !saved_refs[st] && !pinned[st] && is_activation(a, st)) {
 				alive[st] = 0;
 				sub(&s, NULL, bytes(&a->shapes[st]));
 			}
@@ -230,7 +229,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 				continue;
 			}
 			int st = sid[t];
-			if (!view && !grad[st] && ACTIVATION(st)) {
+			if (!view && !grad[st] && is_activation(a, st)) {
 				grad[st] = 1;
 				add(&s, NULL, bytes(&a->shapes[st]));
 			}
@@ -261,7 +260,6 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	s.live = step_live;
 	s.saved = s.extra = 0;
 	touch(&s);
-#undef ACTIVATION
 	if (s.overflow) {
 		rc = ab_err(err, ABACUS_ESHAPE, "", "memory totals overflow 64 bits");
 		goto out;
