@@ -306,7 +306,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 	for (int i = 0; i < g->n_nodes; i++) {
 		int node = g->order[i];
 		const ab_node *n = &g->nodes[node];
-		ab_ctx c = { g, n, a->shapes, a->vals, a->own, a->rg, err, &a->vals_arena };
+		ab_ctx c = { g, n, a->shapes, a->vals, a->rg, err, &a->vals_arena };
 		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
 		if (!def) {
 			if (a->cfg.strict) {
@@ -392,7 +392,6 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	size_t nt = (size_t)g->n_tensors + 1, nn = (size_t)g->n_nodes + 1;
 	a->shapes = ab_calloc(nt, sizeof *a->shapes);
 	a->vals = ab_calloc(nt, sizeof *a->vals);
-	a->own = ab_calloc(nt, 1);
 	a->rg = ab_calloc(nt, 1);
 	a->wl = ab_calloc(nt, 1);
 	a->layers = ab_calloc(nn, sizeof *a->layers);
@@ -402,7 +401,7 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	a->layer_view = ab_calloc(nn, 1);
 	a->fused_save = ab_malloc(nn * sizeof *a->fused_save);
 	int rc;
-	if (!a->shapes || !a->vals || !a->own || !a->rg || !a->wl || !a->layers || !a->costs || !a->layer_node || !a->node_layer ||
+	if (!a->shapes || !a->vals || !a->rg || !a->wl || !a->layers || !a->costs || !a->layer_node || !a->node_layer ||
 	    !a->layer_view || !a->fused_save) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto fail;
@@ -424,14 +423,9 @@ void abacus_analysis_free(abacus_analysis *a)
 {
 	if (!a)
 		return;
-	if (a->vals && a->own)
-		for (int t = 0; t < a->g->n_tensors; t++)
-			if (a->own[t])
-				ab_value_free(a->vals[t]);
-	ab_arena_free(&a->vals_arena);
+	ab_arena_free(&a->vals_arena); /* every value the analysis made; the others are the graph's */
 	ab_free(a->shapes);
 	ab_free(a->vals);
-	ab_free(a->own);
 	ab_free(a->rg);
 	ab_free(a->wl);
 	ab_free(a->layers);

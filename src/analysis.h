@@ -34,9 +34,8 @@ struct abacus_analysis {
 	const abacus_graph *g;         /* borrowed: must outlive the analysis */
 	abacus_config cfg;             /* inputs pointer not retained */
 	ab_shape *shapes;              /* per tensor */
-	ab_value **vals;               /* per tensor: constant value, borrowed or owned */
-	ab_arena vals_arena;           /* where the owned values live */
-	unsigned char *own;            /* per tensor: vals[t] owned here */
+	ab_value **vals;               /* per tensor: constant value, the graph's or from vals_arena */
+	ab_arena vals_arena;           /* the values the analysis folded */
 	unsigned char *rg;             /* per tensor: requires grad */
 	unsigned char *wl;             /* per tensor: computed from parameters and constants only */
 	abacus_layer *layers;

@@ -24,7 +24,6 @@ typedef struct ab_ctx {
 	const ab_node *n;
 	ab_shape *shapes;        /* per tensor */
 	ab_value **vals;         /* per tensor: known constant value or NULL */
-	unsigned char *own;      /* per tensor: vals[t] is owned by the analysis */
 	const unsigned char *rg; /* per tensor: requires grad (for cost rules) */
 	abacus_error *err;
 	ab_arena *arena;         /* folded values are allocated here (they live as long as the analysis) */
@@ -85,10 +84,9 @@ static inline int ab_in_rg(const ab_ctx *c, int k)
 }
 /* Sets output k's shape (numel is computed and checked). */
 int ab_set_out(ab_ctx *c, int k, int dtype, int rank, const int64_t *dims);
-/* Gives output k a value (ownership passes to the analysis); its shape is set from the value. */
+/* Gives output k a value, which must live as long as the analysis: allocated from c->arena, or the
+ * graph's own (a Constant node's attribute); its shape is set from the value. */
 int ab_set_outval(ab_ctx *c, int k, ab_value *v);
-/* The same for a value the analysis does not own (a Constant node's attribute, owned by the graph). */
-int ab_set_outval_borrowed(ab_ctx *c, int k, ab_value *v);
 /* Requires input k to be present with a known shape; reports an error naming the node otherwise. */
 int ab_need(ab_ctx *c, int k);
 /* Requires input k's value (a shape-like constant); `what` names it in the error. */

@@ -56,29 +56,12 @@ int ab_set_out(ab_ctx *c, int k, int dtype, int rank, const int64_t *dims)
 	return 0;
 }
 
-static int set_outval(ab_ctx *c, int k, ab_value *v, int own)
-{
-	if (k >= c->n->n_out || c->n->out[k] < 0) {
-		if (own)
-			ab_value_free(v);
-		return 0;
-	}
-	int t = c->n->out[k];
-	if (c->own[t])
-		ab_value_free(c->vals[t]);
-	c->vals[t] = v;
-	c->own[t] = (unsigned char)own;
-	return ab_set_out(c, k, v->dtype, v->rank, v->dims);
-}
-
 int ab_set_outval(ab_ctx *c, int k, ab_value *v)
 {
-	return set_outval(c, k, v, 1);
-}
-
-int ab_set_outval_borrowed(ab_ctx *c, int k, ab_value *v)
-{
-	return set_outval(c, k, v, 0);
+	if (k >= c->n->n_out || c->n->out[k] < 0)
+		return 0;
+	c->vals[c->n->out[k]] = v;
+	return ab_set_out(c, k, v->dtype, v->rank, v->dims);
 }
 
 int ab_need(ab_ctx *c, int k)

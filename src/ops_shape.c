@@ -573,7 +573,7 @@ int ab_shape_constant(ab_ctx *c)
 			/* Shape-only constant (data stripped): shape known, value unknown. */
 			return ab_set_out(c, 0, a->t->dtype, a->t->rank, a->t->dims);
 		/* The graph's value outlives the analysis: borrowed, not copied. */
-		return ab_set_outval_borrowed(c, 0, a->t);
+		return ab_set_outval(c, 0, a->t);
 	} else if ((a = ab_node_attr(n, "value_int")) && a->type == AB_ATTR_INT) {
 		v = ab_value_new(c->arena, AB_DT_INT64, 0, NULL, c->err);
 		if (v)
