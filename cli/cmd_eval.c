@@ -24,7 +24,8 @@ static const char help[] =
 	"and per-network errors.\n"
 	"  --svg FILE   draw predicted against measured time and memory, and the per-network errors\n"
 	"  --rows FILE  write every scored row as CSV: its dataset line and configuration, measured and\n"
-	"               predicted time (with the row's speed index, and raw) and memory\n";
+	"               predicted time (with the row's speed index, and raw) and memory, and the analytic\n"
+	"               estimates alone\n";
 
 static void scatter(FILE *f, const abacus_eval_point *p, size_t n, int memory, double left, const char *label)
 {
@@ -91,12 +92,13 @@ static int write_rows(const char *path, const abacus_eval *ev)
 	if (!f)
 		return -1;
 	fprintf(f, "line,network,input_shape,batch,optimizer,hw,busy_other,time_s,time_pred_s,time_raw_pred_s,"
-	           "memory_bytes,memory_pred_bytes\n");
+	           "memory_bytes,memory_pred_bytes,time_base_s,memory_base_bytes\n");
 	for (size_t i = 0; i < n; i++) {
 		const abacus_row *r = p[i].row;
-		fprintf(f, "%zu,%s,%s,%lld,%s,%s,%.3f,%.6g,%.6g,%.6g,%.0f,%.0f\n", r->line, r->network, r->input_shape,
+		fprintf(f, "%zu,%s,%s,%lld,%s,%s,%.3f,%.6g,%.6g,%.6g,%.0f,%.0f,%.6g,%.0f\n", r->line, r->network, r->input_shape,
 		        (long long)r->batch, r->optimizer, r->hw, r->busy_other, p[i].time_s, p[i].time_pred_s,
-		        p[i].time_raw_pred_s, p[i].memory_bytes, p[i].memory_pred_bytes);
+		        p[i].time_raw_pred_s, p[i].memory_bytes, p[i].memory_pred_bytes, p[i].time_base_s,
+		        p[i].memory_base_bytes);
 	}
 	return fclose(f) == 0 ? 0 : -1;
 }

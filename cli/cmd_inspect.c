@@ -110,9 +110,9 @@ static void print_json(const char *file, const abacus_graph *g, const abacus_ana
 			fprintf(f, "%s%lld", d ? ", " : "", (long long)L[i].dims[d]);
 		fprintf(f,
 		        "], \"params\": %lld, \"forward_flops\": %lld, \"backward_flops\": %lld, \"output_bytes\": %lld, "
-		        "\"saved\": %s, \"known\": %s}%s\n",
+		        "\"saved\": %lld, \"known\": %s}%s\n",
 		        (long long)L[i].params, (long long)L[i].forward_flops, (long long)L[i].backward_flops,
-		        (long long)L[i].output_bytes, "null", L[i].known ? "true" : "false", i + 1 < n ? "," : "");
+		        (long long)L[i].output_bytes, (long long)L[i].saved_bytes, L[i].known ? "true" : "false", i + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ],\n");
 	fprintf(f,

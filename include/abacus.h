@@ -308,6 +308,7 @@ typedef struct abacus_eval_point {
 	const abacus_row *row;   /* the measured row (owned by the dataset, which must outlive the eval) */
 	double time_s, time_pred_s, time_raw_pred_s; /* predicted with the row's speed index, and without */
 	double memory_bytes, memory_pred_bytes;
+	double time_base_s, memory_base_bytes;       /* the analytic estimates alone (with the row's speed index) */
 } abacus_eval_point;
 
 /* The same scores split by hardware id: the predictor's time error on that id's rows, and the noise

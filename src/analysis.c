@@ -248,7 +248,8 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	L->forward_flops = k->fwd;
 	L->backward_flops = any_rg ? k->bwd : 0;
 	L->bytes_read = k->bytes_read;
-	L->bytes_written = (def && (def->flags & AB_OP_VIEW)) ? 0 : k->bytes_written;
+	int view = (def && (def->flags & AB_OP_VIEW)) || k->identity;
+	L->bytes_written = view ? 0 : k->bytes_written;
 	a->layer_node[a->n_layers] = node;
 	a->node_layer[node] = (int)a->n_layers;
 	a->n_layers++;
@@ -267,7 +268,7 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	a->serial_bytes += (double)k->serial_bytes;
 	if (ab_layer_thin(L))
 		a->thin_flops += f;
-	if (def && (def->flags & AB_OP_VIEW)) {
+	if (view) {
 		int free_view = wl;
 		a->layer_view[a->n_layers - 1] = free_view ? AB_LAYER_FREE : AB_LAYER_VIEW;
 		*(free_view ? &a->free_layers : &a->view_layers) += 1;

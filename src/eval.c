@@ -106,6 +106,8 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		pts[k].row = ex->rows[r];
 		pts[k].memory_bytes = M;
 		pts[k].memory_pred_bytes = mem;
+		pts[k].time_base_s = base_t;
+		pts[k].memory_base_bytes = ex->peak[r];
 		net_t[ex->net[r]] += errs[E_TIME][k];
 		net_m[ex->net[r]] += errs[E_MEM][k];
 		net_n[ex->net[r]]++;

@@ -67,6 +67,12 @@ static int is_activation(const abacus_analysis *a, int t)
 	return g->tensors[t].kind == AB_T_VALUE && a->node_layer[g->tensors[t].producer] >= 0 && !a->wl[t];
 }
 
+/* View layers (and ops that return their input, like a p = 0 Dropout) share their input's storage. */
+static int is_view(const abacus_analysis *a, size_t L)
+{
+	return a->layer_view[L] == AB_LAYER_VIEW || a->layer_view[L] == AB_LAYER_FREE;
+}
+
 enum { MAX_SAVED = 34 };
 
 /* The tensors layer L keeps for backward: by its op's masks (activation inputs, any output), or for a
@@ -149,8 +155,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	/* Storage ids follow views back to their base. */
 	for (size_t L = 0; L < a->n_layers; L++) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
-		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
-		if (def && (def->flags & AB_OP_VIEW) && n->in[0] >= 0)
+		if (is_view(a, L) && n->in[0] >= 0)
 			for (int o = 0; o < n->n_out; o++)
 				if (n->out[o] >= 0)
 					sid[n->out[o]] = sid[n->in[0]];
@@ -169,15 +174,22 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	for (size_t L = 0; L < a->n_layers; L++) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
 		const ab_cost *k = &a->costs[L];
+		int sv[MAX_SAVED], ns = saved_list(a, L, sv);
+		/* Outputs that nobody reads and nothing saves (BatchNorm's running statistics, which PyTorch
+		 * updates in place; Dropout's bool mask, which the CPU path never makes) are not allocated. */
 		for (int o = 0; o < n->n_out; o++) {
 			int t = n->out[o];
 			if (t < 0 || sid[t] != t || !is_activation(a, t))
+				continue;
+			int kept = uses[t] > 0 || pinned[t];
+			for (int j = 0; j < ns && !kept; j++)
+				kept = sid[sv[j]] == t;
+			if (!kept)
 				continue;
 			alive[t] = 1;
 			add(&s, NULL, bytes(&a->shapes[t]));
 		}
 		/* Saved tensors: only those that carry activations (constants and inputs live anyway). */
-		int sv[MAX_SAVED], ns = saved_list(a, L, sv);
 		for (int j = 0; j < ns; j++)
 			if (saved_refs[sid[sv[j]]]++ == 0 && alive[sid[sv[j]]])
 				ab_sat_add(&s.saved, bytes(&a->shapes[sid[sv[j]]]));
@@ -212,9 +224,8 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	sub(&s, NULL, a->loss_bytes);
 	for (size_t L = a->n_layers; L-- > 0;) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
-		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
 		const ab_cost *k = &a->costs[L];
-		int view = def && (def->flags & AB_OP_VIEW);
+		int view = is_view(a, L);
 		/* Input gradients. */
 		for (int i = 0; i < n->n_in; i++) {
 			int t = n->in[i];

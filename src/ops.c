@@ -77,8 +77,8 @@ const ab_opdef ab_ops[] = {
 	BI("Add", ADD, 1, 1, 0, 0),
 	BI("Sub", ADD, 1, 1, 0, 0),
 	BI("Sum", ADD, 1, 1, 0, 0),
-	BI("Mul", MUL, 1, 1, 3, 0),
-	BI("Div", MUL, 1, 3, 3, 0),
+	BI("Mul", MUL, 1, 1, AB_SAVE_PRODUCT, 0),
+	BI("Div", MUL, 1, 3, AB_SAVE_QUOTIENT, 0),
 	BI("Pow", ELTWISE, 4, 6, 3, 0),
 	BI("Max", ELTWISE, 1, 1, 3, 0),
 	BI("Min", ELTWISE, 1, 1, 3, 0),
@@ -218,6 +218,10 @@ int ab_cost_table(ab_ctx *c, const ab_opdef *d, ab_cost *k)
 		return ab_node_err(c, ABACUS_ESHAPE, "FLOP count overflows 64 bits");
 	/* Only tensors that carry data are saved; constants (e.g. a scalar divisor) are not activations. */
 	k->in_mask = d->save_in;
+	if (d->save_in == AB_SAVE_PRODUCT)
+		k->in_mask = (ab_in_rg(c, 1) ? 1u : 0u) | (ab_in_rg(c, 0) ? 2u : 0u);
+	else if (d->save_in == AB_SAVE_QUOTIENT)
+		k->in_mask = (ab_in_rg(c, 1) ? 1u : 0u) | (ab_in_rg(c, 0) || ab_in_rg(c, 1) ? 2u : 0u);
 	k->out_mask = d->save_out;
 	for (int i = 0; i < c->n->n_in; i++)
 		ab_sat_add(&k->bytes_read, ab_has_in(c, i) ? tensor_bytes(ab_in(c, i)) : 0);

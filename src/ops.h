@@ -42,12 +42,18 @@ typedef struct ab_cost {
 	int category;            /* -1, or a category that overrides the table's (grouped conv, embedding) */
 	int64_t serial_steps;    /* steps run one after another, each its own few kernels (recurrent cells) */
 	int64_t serial_bytes;    /* weight bytes those steps re-read: the recurrent matrix once per step */
+	int identity;            /* this instance returns its input 0 itself (Dropout with ratio 0): a view */
 } ab_cost;
 
 enum {
 	AB_OP_VIEW = 1,      /* output 0 shares input 0's storage (reshape, transpose, slice ...) */
 	AB_OP_NOGRAD = 2     /* outputs never require grad (comparisons, shape queries, argmax) */
 };
+
+/* ab_opdef.save_in values that depend on which operands require grad (autograd saves conditionally):
+ * a product keeps each operand for the other's gradient only (x * w keeps w for dx, x for dw); a
+ * quotient a / b keeps b for either gradient and a only for b's (x / constant keeps nothing). */
+enum { AB_SAVE_PRODUCT = 0x10000, AB_SAVE_QUOTIENT = 0x20000 };
 
 typedef struct ab_opdef {
 	const char *name;

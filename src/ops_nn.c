@@ -7,7 +7,7 @@
  * none, so a network's first convolution has no input-gradient cost, as in PyTorch.
  * Saved-for-backward sets follow PyTorch's autograd formulas (derivatives.yaml): convolution and matmul
  * save their inputs, ReLU and sigmoid their output, max pooling its input and int64 indices, dropout a
- * bool mask, batch norm its input and per-channel statistics.
+ * mask of its input's dtype (the CPU path), batch norm its input and per-channel statistics.
  */
 #include <string.h>
 
@@ -464,16 +464,27 @@ int ab_shape_dropout(ab_ctx *c)
 int ab_cost_dropout(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0);
-	/* Random mask generation plus the scaled multiply; backward multiplies by the mask. */
+	const ab_value *ratio = ab_inval(c, 1), *training = ab_inval(c, 2);
+	/* Without a training_mode input ONNX means inference; with one whose value is not known, training.
+	 * PyTorch returns the input itself, no kernel and no mask, when it is not training or p is 0 (ViT
+	 * and Swin export their p = 0 dropouts). */
+	int has_mode = c->n->n_in > 2 && c->n->in[2] >= 0;
+	int train = has_mode && !(training && training->n == 1 && ab_value_get(training, 0) == 0);
+	if (!train || (ratio && ratio->n == 1 && ab_value_get(ratio, 0) == 0)) {
+		k->identity = 1;
+		return 0;
+	}
+	/* On the CPU, PyTorch's dropout is not the fused kernel (CUDA only) but
+	 * noise = empty_like(x).bernoulli_(1 - p); noise.div_(1 - p); y = x * noise, and autograd keeps `noise`:
+	 * a mask of x's dtype, not the graph's bool output 1 (which nothing reads). */
 	if (ab_mul(x->numel, 3, &k->fwd))
 		return OVF(c);
 	k->bwd = ab_in_rg(c, 0) ? x->numel : 0;
-	k->extra_bytes = x->numel; /* bool mask, unless the graph keeps it as output 1 (then counted there) */
-	if (c->n->n_out > 1 && c->n->out[1] >= 0) {
-		k->extra_bytes = 0;
-		k->out_mask = 2;
-	}
-	io_bytes(c, k);
+	k->extra_bytes = bytes_of(x);
+	/* bernoulli_ writes the noise, div_ reads and writes it, the multiply reads x and the noise. */
+	if (ab_mul(k->extra_bytes, 3, &k->bytes_read))
+		return ab_node_err(c, ABACUS_ESHAPE, "byte count overflows 64 bits");
+	k->bytes_written = k->bytes_read;
 	return 0;
 }
 

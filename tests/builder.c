@@ -156,6 +156,21 @@ void tb_ints(tb_model *m, const char *name, int n, const int64_t *vals)
 	PUSH(m, m->graph.n_initializer, m->graph.initializer, t);
 }
 
+void tb_scalar(tb_model *m, const char *name, int dtype, double v)
+{
+	Onnx__TensorProto *t = tensor(m, name, dtype, 0, (const int64_t[]){ 0 });
+	if (dtype == 1) {
+		t->n_float_data = 1;
+		t->float_data = take(m, sizeof *t->float_data);
+		t->float_data[0] = (float)v;
+	} else {
+		t->n_int32_data = 1;
+		t->int32_data = take(m, sizeof *t->int32_data);
+		t->int32_data[0] = (int32_t)v;
+	}
+	PUSH(m, m->graph.n_initializer, m->graph.initializer, t);
+}
+
 void tb_output(tb_model *m, const char *name)
 {
 	PUSH(m, m->graph.n_output, m->graph.output, value_info(m, name, 1, -1, NULL));

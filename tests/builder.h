@@ -20,6 +20,8 @@ void tb_weight(tb_model *m, const char *name, int rank, const int64_t *dims);
 void tb_weight_external(tb_model *m, const char *name, int rank, const int64_t *dims);
 /* An int64 initializer with data. */
 void tb_ints(tb_model *m, const char *name, int n, const int64_t *vals);
+/* A rank-0 initializer with data: float32 (dtype 1) or bool (dtype 9). */
+void tb_scalar(tb_model *m, const char *name, int dtype, double v);
 void tb_output(tb_model *m, const char *name);
 /* A node: inputs and outputs are NULL-terminated lists of names ("" for an omitted input). */
 void tb_node(tb_model *m, const char *op, const char *const *in, const char *const *out);

@@ -1,9 +1,10 @@
 /*
  * test_fusion.c — decomposed LayerNorm, GELU and SiLU (fusion.c) are priced as one kernel each, and only
- * when the pattern is complete and private.
+ * when the pattern is complete and private; what dropout and products keep for backward.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis.h"
 #include "model.h"
@@ -146,6 +147,65 @@ void test_fusion_memory(void)
 		if (getenv("ABACUS_TEST_VERBOSE"))
 			printf("  kind %d: saved %lld\n", kind, (long long)M->saved);
 		CHECK_EQ_I64(M->saved, 2 * 4 * 64 * 4);
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
+/* x → MatMul(W1) → h (batch×64) → Dropout(ratio, training_mode) → d → Mul(d, constant) → e → MatMul(W2).
+ * On the CPU PyTorch's dropout keeps a float32 mask (noise = bernoulli_, x * noise), not the graph's
+ * bool output; with p = 0 or without training it returns its input, a view that keeps nothing; a product
+ * with a constant keeps only the constant. Saved: the mask (when dropping) and e, batch × 64 × 4 bytes each. */
+static tb_model *dropout_between(double ratio, int training_input)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16));
+	tb_weight(m, "W1", D(16, 64));
+	tb_weight(m, "W2", D(64, 8));
+	tb_scalar(m, "ratio", 1, ratio);
+	tb_scalar(m, "training", 9, 1);
+	tb_ints(m, "two", 1, (const int64_t[]){ 2 });
+	tb_node(m, "Cast", L("two"), L("scale")); /* a folded constant, as exporters make them (not a parameter) */
+	tb_attr_int(m, "to", 1);
+	tb_node(m, "MatMul", L("x", "W1"), L("h"));
+	if (training_input)
+		tb_node(m, "Dropout", L("h", "ratio", "training"), L("d", "mask"));
+	else
+		tb_node(m, "Dropout", L("h", "ratio"), L("d", "mask"));
+	tb_node(m, "Mul", L("d", "scale"), L("e"));
+	tb_node(m, "MatMul", L("e", "W2"), L("out"));
+	tb_output(m, "out");
+	return m;
+}
+
+void test_dropout_memory(void);
+void test_dropout_memory(void)
+{
+	static const struct {
+		double ratio;
+		int training_input;
+		int64_t saved;  /* in units of batch × 64 × 4 bytes */
+		int view;       /* the Dropout layer is a view */
+	} cases[] = { { 0.1, 1, 2, 0 }, { 0.0, 1, 1, 1 }, { 0.1, 0, 1, 1 } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze(dropout_between(cases[i].ratio, cases[i].training_input), 4, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		const abacus_memory *M = abacus_analysis_memory(a);
+		if (getenv("ABACUS_TEST_VERBOSE"))
+			printf("  case %zu: saved %lld\n", i, (long long)M->saved);
+		CHECK_EQ_I64(M->saved, cases[i].saved * 4 * 64 * 4);
+		size_t n;
+		const abacus_layer *l = abacus_analysis_layers(a, &n);
+		CHECK(n == 4 && !strcmp(l[1].op, "Dropout") && !strcmp(l[2].op, "Mul"));
+		if (n == 4) {
+			CHECK_EQ_I64(l[1].forward_flops, cases[i].view ? 0 : 3 * 4 * 64);
+			CHECK_EQ_I64(l[1].saved_bytes, cases[i].view ? 0 : 4 * 64 * 4);
+			CHECK_EQ_I64(l[2].saved_bytes, 0); /* the Mul by a constant */
+		}
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
 	}
