@@ -268,6 +268,12 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	a->serial_bytes += (double)k->serial_bytes;
 	if (ab_layer_thin(L))
 		a->thin_flops += f;
+	if (L->category == ABACUS_CAT_CONV) {
+		if (k->slow_path & AB_SLOW_ONE_THREAD)
+			a->slow_conv_flops[0] += f;
+		if (k->slow_path & AB_SLOW_THREADS)
+			a->slow_conv_flops[1] += f;
+	}
 	if (view) {
 		int free_view = wl;
 		a->layer_view[a->n_layers - 1] = free_view ? AB_LAYER_FREE : AB_LAYER_VIEW;

@@ -164,7 +164,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 			rc = ab_examples_vector(ex->X + k * (size_t)ex->d, ex->d, a, threads, err);
 			const abacus_totals *t = abacus_analysis_totals(a);
 			ex->flops[k] = (double)t->forward_flops + (double)t->backward_flops;
-			ab_time_terms(ex->terms + k * AB_TIME_TERMS, a);
+			ab_time_terms(ex->terms + k * AB_TIME_TERMS, a, threads);
 			ex->peak[k] = (double)abacus_analysis_memory(a)->peak;
 			abacus_analysis_free(a);
 			if (rc)
@@ -212,10 +212,14 @@ static int flop_term(abacus_category c)
  *   0 conv FLOPs, 1 grouped-conv FLOPs, 2 matrix-product FLOPs, 3 activation bytes, 4 kernel layers,
  *   5 weight bytes (step), 6 thin matrix-product FLOPs, 7 view layers, 8 weight bytes read by layers,
  *   9 optimizer-state bytes, 10 recurrent steps (time steps × directions: a CPU LSTM runs step by
- *   step), 11 the recurrent weight bytes those steps re-read. (A per-parameter-tensor optimizer term,
+ *   step), 11 the recurrent weight bytes those steps re-read, 12 the FLOPs of dense convolutions that
+ *   PyTorch runs through its own im2col + BLAS path instead of oneDNN (1×1 at batch < 16 on one thread,
+ *   tiny inputs at batch 1, transposed convolutions: ops_nn.c conv_path), apart from term 0 because
+ *   their rate differs: on cpu1 most of mobilenet's, shufflenet's and regnet's FLOPs at small batches
+ *   are 1×1 convolutions. (A per-parameter-tensor optimizer term,
  *   3 kernels per tensor for SGD and 9 for Adam, was tried: leave-one-model-out got worse, 16.3 ->
  *   16.5 %, so it is not one.) */
-void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
+void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
 	const abacus_memory *M = abacus_analysis_memory(a);
@@ -241,9 +245,11 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a)
 	t[9] = (double)M->optimizer;
 	t[10] = a->serial_steps;
 	t[11] = a->serial_bytes;
+	t[12] = a->slow_conv_flops[threads > 1];
+	t[0] -= t[12];
 }
 
-double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i)
+double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i, int threads)
 {
 	const double *c = m->coef[hw];
 	const abacus_layer *l = &a->layers[i];
@@ -251,7 +257,9 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 		return 0;
 	if (a->layer_view[i] == AB_LAYER_VIEW)
 		return c[7];
-	int k = ab_layer_thin(l) ? 6 : flop_term(l->category);
+	int slow = l->category == ABACUS_CAT_CONV &&
+	           (a->costs[i].slow_path & (threads > 1 ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD));
+	int k = ab_layer_thin(l) ? 6 : slow ? 12 : flop_term(l->category);
 	double wb = ab_layer_weight_bytes(a, i);
 	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[8] * wb + c[4] +
 	           c[10] * (double)a->costs[i].serial_steps + c[11] * (double)a->costs[i].serial_bytes;
@@ -327,15 +335,17 @@ static int solve(double *A, double *b, int k)
 }
 
 /* Non-negative least squares on relative error: minimise Σ ((calib·Σ c_i t_i − time) / time)² over
- * c ≥ 0. With twelve terms every subset of active terms is tried (4,095 small solves) and the best feasible
- * one kept; terms are scaled to unit RMS first so the normal equations are well conditioned. The rows are
- * idx[0..n) (the caller selects one hardware id, or all); calib is per row_speed(). Returns the mean
- * squared relative residual, or INFINITY when no subset is solvable. */
+ * c ≥ 0. Every subset of active terms is tried (2^K − 1 small solves) and the best feasible one kept.
+ * With x_r = calib·t_r / time_r the objective is Σ (x_r·c − 1)² = n − 2 c·h + cᵀ G c with G = Σ x_r x_rᵀ and
+ * h = Σ x_r, so the rows are read once and each subset costs a K×K solve, not a pass over the rows. Terms
+ * are scaled to unit RMS first so the normal equations are well conditioned. The rows are idx[0..n) (the
+ * caller selects one hardware id, or all); calib is per row_speed(). Returns the mean squared relative
+ * residual, or INFINITY when no subset is solvable. */
 static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const ab_examples *ex, const size_t *idx,
                             size_t n, int row_calib)
 {
 	enum { K = AB_TIME_TERMS };
-	double scale[K] = { 0 };
+	double scale[K] = { 0 }, G[K * K] = { 0 }, h[K] = { 0 };
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];
 		double c = row_speed(m, ex, r, row_calib);
@@ -346,24 +356,28 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 	}
 	for (int j = 0; j < K; j++)
 		scale[j] = scale[j] > 0 ? sqrt(scale[j] / (double)n) : 1;
+	for (size_t i = 0; i < n; i++) {
+		size_t r = idx[i];
+		double c = row_speed(m, ex, r, row_calib), x[K];
+		for (int j = 0; j < K; j++)
+			x[j] = c * ex->terms[r * K + j] / ex->time[r] / scale[j];
+		for (int a = 0; a < K; a++) {
+			h[a] += x[a];
+			for (int q = 0; q < K; q++)
+				G[a * K + q] += x[a] * x[q];
+		}
+	}
 	double best = INFINITY, best_c[K] = { 0 };
 	for (int mask = 1; mask < (1 << K); mask++) {
 		int act[K], k = 0;
 		for (int j = 0; j < K; j++)
 			if (mask >> j & 1)
 				act[k++] = j;
-		double A[K * K] = { 0 }, b[K] = { 0 };
-		for (size_t i = 0; i < n; i++) {
-			size_t r = idx[i];
-			double c = row_speed(m, ex, r, row_calib);
-			double x[K];
-			for (int a = 0; a < k; a++)
-				x[a] = c * ex->terms[r * K + act[a]] / ex->time[r] / scale[act[a]];
-			for (int a = 0; a < k; a++) {
-				b[a] += x[a];
-				for (int q = 0; q < k; q++)
-					A[a * k + q] += x[a] * x[q];
-			}
+		double A[K * K], b[K];
+		for (int a = 0; a < k; a++) {
+			b[a] = h[act[a]];
+			for (int q = 0; q < k; q++)
+				A[a * k + q] = G[act[a] * K + act[q]];
 		}
 		if (solve(A, b, k))
 			continue;
@@ -373,21 +387,17 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 				feasible = 0;
 		if (!feasible)
 			continue;
-		double coef[K] = { 0 }, res = 0;
-		for (int a = 0; a < k; a++)
-			coef[act[a]] = b[a] / scale[act[a]];
-		for (size_t i = 0; i < n; i++) {
-			size_t r = idx[i];
-			double c = row_speed(m, ex, r, row_calib);
-			double pred = 0;
-			for (int j = 0; j < K; j++)
-				pred += c * coef[j] * ex->terms[r * K + j];
-			double e = (pred - ex->time[r]) / ex->time[r];
-			res += e * e;
+		double res = (double)n;
+		for (int a = 0; a < k; a++) {
+			res -= 2 * b[a] * h[act[a]];
+			for (int q = 0; q < k; q++)
+				res += b[a] * b[q] * G[act[a] * K + act[q]];
 		}
 		if (res < best) {
 			best = res;
-			memcpy(best_c, coef, sizeof coef);
+			memset(best_c, 0, sizeof best_c);
+			for (int a = 0; a < k; a++)
+				best_c[act[a]] = b[a] / scale[act[a]];
 		}
 	}
 	memcpy(out, best_c, sizeof best_c);

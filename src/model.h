@@ -20,7 +20,7 @@
 
 #define AB_MAX_HW 16
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
-#define AB_TIME_TERMS 12
+#define AB_TIME_TERMS 13
 
 typedef struct ab_examples {
 	size_t n;
@@ -41,8 +41,9 @@ typedef struct ab_examples {
  * graph fails to load or analyse are an error naming the file and line. */
 int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_sets, const char *root, abacus_error *err);
 void ab_examples_free(ab_examples *ex);
-/* The analytic time terms of one analysed configuration. */
-void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a);
+/* The analytic time terms of one analysed configuration on hardware running `threads` threads (which
+ * convolutions take PyTorch's slow path depends on it). */
+void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
 /* Features of one analysed configuration on hardware with `threads` threads. */
 int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err);
 
@@ -59,7 +60,7 @@ typedef struct ab_model {
 } ab_model;
 
 /* One layer's part of the analytic time base (per unit of calib) under the fitted coefficients. */
-double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t layer);
+double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t layer, int threads);
 /* The optimizer step's and gradient writes' part (per unit of calib): the parameter terms. */
 double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS]);
 

@@ -43,6 +43,8 @@ typedef struct ab_cost {
 	int64_t serial_steps;    /* steps run one after another, each its own few kernels (recurrent cells) */
 	int64_t serial_bytes;    /* weight bytes those steps re-read: the recurrent matrix once per step */
 	int identity;            /* this instance returns its input 0 itself (Dropout with ratio 0): a view */
+	int64_t bwd_workspace;   /* bytes the backward holds transiently beside its gradients (recurrent) */
+	int slow_path;           /* AB_SLOW_* bits: PyTorch runs its im2col + BLAS convolution, not oneDNN */
 } ab_cost;
 
 enum {
@@ -53,6 +55,8 @@ enum {
 /* ab_opdef.save_in values that depend on which operands require grad (autograd saves conditionally):
  * a product keeps each operand for the other's gradient only (x * w keeps w for dx, x for dw); a
  * quotient a / b keeps b for either gradient and a only for b's (x / constant keeps nothing). */
+enum { AB_SLOW_ONE_THREAD = 1, AB_SLOW_THREADS = 2 }; /* ab_cost.slow_path: on one thread, on several */
+
 enum { AB_SAVE_PRODUCT = 0x10000, AB_SAVE_QUOTIENT = 0x20000 };
 
 typedef struct ab_opdef {

@@ -4,14 +4,13 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 6
+ *   abacus-predictor 7
  *   schema <features> <fnv64 of the feature names>
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s> <use calib: 0|1>
  *                         (0: the hardware's speed index proved noisier than its times, and is not used)
  *   base <K> <c_1> ... <c_K>   one line per hardware id, in the order above: seconds per unit of each
- *                              analytic time term, per unit of calib (K = 8: conv,
- *                              grouped-conv and matrix-product FLOPs, bytes moved, kernel layers, optimizer
- *                              traffic, FLOPs of thin matrix products, view layers)
+ *                              analytic time term, per unit of calib (K = AB_TIME_TERMS = 13, in
+ *                              the order of model.c's ab_time_terms)
  *   rows <training rows>  digest <fnv64 of the training rows>
  *   intervals <time q05> <time q95> <memory q05> <memory q95>      (log residuals)
  *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
@@ -28,8 +27,9 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 6 /* 6: twelve time terms per hw id (recurrent steps and bytes); 5: ten (weight bytes, optimizer
-                         * state apart); 4: eight; 3: one set of seven; 2: six; 1: four */
+#define BUNDLE_VERSION 7 /* 7: thirteen time terms (slow-path convolutions apart); 6: twelve (recurrent steps and
+                         * bytes); 5: ten (weight bytes, optimizer state apart); 4: eight; 3: one set of seven;
+                         * 2: six; 1: four */
 #define MAX_TREES 100000
 
 struct abacus_predictor {
@@ -206,7 +206,7 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 	if (rc)
 		return rc;
 	double terms[AB_TIME_TERMS];
-	ab_time_terms(terms, a);
+	ab_time_terms(terms, a, p->hw_threads[h]);
 	double calib = ab_model_calib(&p->m, h, calib_s);
 	double tb = ab_time_base(&p->m, h, terms, calib);
 	double peak = (double)abacus_analysis_memory(a)->peak;
@@ -233,10 +233,10 @@ int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analys
 	if (n != nl)
 		return ab_err(err, ABACUS_EINVAL, "", "%zu shares asked for an analysis of %zu layers", n, nl);
 	double terms[AB_TIME_TERMS];
-	ab_time_terms(terms, a);
+	ab_time_terms(terms, a, p->hw_threads[h]);
 	double step = ab_step_time_weight(&p->m, h, terms), sum = step;
 	for (size_t i = 0; i < n; i++)
-		sum += share[i] = ab_layer_time_weight(&p->m, h, a, i);
+		sum += share[i] = ab_layer_time_weight(&p->m, h, a, i, p->hw_threads[h]);
 	if (!(sum > 0))
 		return ab_err(err, ABACUS_EINVAL, "", "the predictor prices this graph at zero time");
 	for (size_t i = 0; i < n; i++)

@@ -89,7 +89,7 @@ void test_fusion_patterns(void)
 		CHECK(q_kernel && sig2_kernel);
 		/* The time terms drop exactly the fused layers and their bytes. */
 		double t[AB_TIME_TERMS];
-		ab_time_terms(t, a);
+		ab_time_terms(t, a, 1);
 		const abacus_totals *T = abacus_analysis_totals(a);
 		CHECK(t[4] == (double)T->layers - a->view_layers - a->free_layers - a->fused_layers);
 		CHECK(a->fused_bytes > 0 &&

@@ -256,9 +256,11 @@ void test_lstm_serial_terms(void)
 {
 	ANALYZE(lstm_model(2), 2);
 	double t[AB_TIME_TERMS];
-	ab_time_terms(t, a);
+	ab_time_terms(t, a, 1);
 	CHECK(t[10] == 10 && t[11] == 64000);
 	CHECK(a->serial_steps == 10 && a->serial_bytes == 64000);
+	/* Backward stacks the steps' gate gradients of one direction: 5 steps × batch 2 × 80 gates × 4 bytes. */
+	CHECK(a->n_layers == 1 && a->costs[0].bwd_workspace == 5 * 2 * 80 * 4);
 	DONE();
 }
 
@@ -464,4 +466,39 @@ void test_onehot_gathernd(void)
 	CHECK(o && o->rank == 3 && o->dims[0] == 4 && o->dims[1] == 7 && o->dims[2] == 10);
 	CHECK(gn && gn->rank == 3 && gn->dims[0] == 2 && gn->dims[1] == 3 && gn->dims[2] == 5);
 	DONE();
+}
+
+/* Which convolutions PyTorch 1.13 runs through its own im2col + BLAS path rather than oneDNN (ops_nn.c
+ * conv_path, checked against torch._C._select_conv_backend): x (B×16×8×8) → 1×1 conv → 3×3 conv (pad 1),
+ * 16 → 16 channels, no bias. Forward FLOPs: B·16·64 outputs × 16·k² MACs × 2; backward the same again
+ * for the weight gradient and, for the second conv only (x needs no gradient), for the input gradient.
+ *   batch 1 (input 1,024 elements ≤ 20,480): both slow, on one thread and on two;
+ *   batch 4: the 1×1 is slow on one thread only, the 3×3 runs on oneDNN;
+ *   batch 16: both on oneDNN. */
+void test_conv_slow_path(void);
+void test_conv_slow_path(void)
+{
+	static const int64_t batches[] = { 1, 4, 16 };
+	for (int i = 0; i < 3; i++) {
+		int64_t B = batches[i];
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 16, 8, 8));
+		tb_weight(m, "w1", D(16, 16, 1, 1));
+		tb_weight(m, "w3", D(16, 16, 3, 3));
+		tb_node(m, "Conv", L("x", "w1"), L("h"));
+		tb_node(m, "Conv", L("h", "w3"), L("y"));
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_output(m, "y");
+		ANALYZE(m, B);
+		double f1 = 2.0 * (double)(B * 16 * 64 * 16) * 2;     /* 1×1: forward + weight gradient */
+		double f3 = 2.0 * (double)(B * 16 * 64 * 16 * 9) * 3; /* 3×3: forward + input and weight gradients */
+		double one = B == 1 ? f1 + f3 : B == 4 ? f1 : 0, many = B == 1 ? f1 + f3 : 0;
+		CHECK(a->slow_conv_flops[0] == one && a->slow_conv_flops[1] == many);
+		double t1[AB_TIME_TERMS], t2[AB_TIME_TERMS];
+		ab_time_terms(t1, a, 1);
+		ab_time_terms(t2, a, 2);
+		CHECK(t1[12] == one && t2[12] == many);
+		CHECK(t1[0] + t1[12] == f1 + f3 && t2[0] + t2[12] == f1 + f3);
+		DONE();
+	}
 }

@@ -12,7 +12,7 @@
 #define SMALL "tests/data/small.csv"
 #define EXPECT_ANALYTIC_MEM 0.00656355469213553
 #define EXPECT_MEM 0.00139200919418684
-#define EXPECT_TIME 0.153310641357599
+#define EXPECT_TIME 0.132800494705266
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
