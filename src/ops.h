@@ -55,7 +55,9 @@ enum {
 /* ab_opdef.save_in values that depend on which operands require grad (autograd saves conditionally):
  * a product keeps each operand for the other's gradient only (x * w keeps w for dx, x for dw); a
  * quotient a / b keeps b for either gradient and a only for b's (x / constant keeps nothing). */
-enum { AB_SLOW_ONE_THREAD = 1, AB_SLOW_THREADS = 2 }; /* ab_cost.slow_path: on one thread, on several */
+/* ab_cost.slow_path: the im2col + BLAS convolution on one thread, on several; a depthwise backward that
+ * runs far below its forward's rate (kernel above 3×3). */
+enum { AB_SLOW_ONE_THREAD = 1, AB_SLOW_THREADS = 2, AB_SLOW_DW_BACKWARD = 4 };
 
 enum { AB_SAVE_PRODUCT = 0x10000, AB_SAVE_QUOTIENT = 0x20000 };
 

@@ -164,7 +164,17 @@ static int conv_path(ab_ctx *c, ab_cost *k, int transpose)
 {
 	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1);
 	int nsp = x->rank - 2;
-	if (ab_attr_int(c->n, "group", 1) != 1 || nsp < 1 || nsp > 2)
+	int64_t group = ab_attr_int(c->n, "group", 1);
+	/* A depthwise convolution (one input channel per group) with a kernel dim above 3: oneDNN's forward
+	 * is fast, but its backward runs at a tenth of the 3×3 rate (measured here, one thread, B 1-16,
+	 * 64-480 channels: 4-6 GFLOP/s against 17-28 for 3×3, backward/forward 15-35× against 2-3×). The
+	 * backward FLOPs of such layers get their own time term (mobilenet_v3, efficientnet, mnasnet and
+	 * convmixer use 5×5, convnext 7×7; mobilenet_v2 only 3×3). */
+	if (group > 1 && wt->rank == x->rank && wt->dims[1] == 1 && !transpose)
+		for (int i = 2; i < wt->rank; i++)
+			if (wt->dims[i] > 3)
+				k->slow_path |= AB_SLOW_DW_BACKWARD;
+	if (group != 1 || nsp < 1 || nsp > 2)
 		return 0;
 	if (transpose) {
 		k->slow_path = AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;

@@ -4,7 +4,7 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 7
+ *   abacus-predictor 8
  *   schema <features> <fnv64 of the feature names>
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s> <use calib: 0|1>
  *                         (0: the hardware's speed index proved noisier than its times, and is not used)
@@ -27,7 +27,8 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 7 /* 7: thirteen time terms (slow-path convolutions apart); 6: twelve (recurrent steps and
+#define BUNDLE_VERSION 8 /* 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
+                         * convolutions apart); 6: twelve (recurrent steps and
                          * bytes); 5: ten (weight bytes, optimizer state apart); 4: eight; 3: one set of seven;
                          * 2: six; 1: four */
 #define MAX_TREES 100000

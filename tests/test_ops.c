@@ -502,3 +502,32 @@ void test_conv_slow_path(void)
 		DONE();
 	}
 }
+
+/* Depthwise convolutions: 3×3 and 5×5, 8 channels, group 8, on B×8×8×8 (pads keep 8×8). Term 1 counts
+ * the 3×3 and the 5×5's forward as they are, and the 5×5's backward FLOPs (input and weight gradients:
+ * 2 × B·8·64 outputs × 25 MACs × 2) AB_DW_BACKWARD_FACTOR times. */
+void test_depthwise_backward_term(void);
+void test_depthwise_backward_term(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 8, 8));
+	tb_weight(m, "w3", D(8, 1, 3, 3));
+	tb_weight(m, "w5", D(8, 1, 5, 5));
+	tb_node(m, "Conv", L("x", "w3"), L("h"));
+	tb_attr_int(m, "group", 8);
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	tb_node(m, "Conv", L("h", "w5"), L("y"));
+	tb_attr_int(m, "group", 8);
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 2, 2, 2, 2 });
+	tb_output(m, "y");
+	ANALYZE(m, 2);
+	double t[AB_TIME_TERMS];
+	ab_time_terms(t, a, 1);
+	double out = 2.0 * 8 * 64;                  /* outputs of each conv */
+	double f3 = out * 9 * 2 * 2;                /* forward + weight gradient (x needs none) */
+	double f5_fwd = out * 25 * 2, f5_bwd = out * 25 * 2 * 2;
+	CHECK(a->dw_slow_bwd_flops == f5_bwd);
+	CHECK(t[1] == f3 + f5_fwd + AB_DW_BACKWARD_FACTOR * f5_bwd);
+	CHECK(t[0] == 0 && t[12] == 0);
+	DONE();
+}
