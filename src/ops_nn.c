@@ -152,7 +152,6 @@ int ab_shape_conv_transpose(ab_ctx *c)
 	return ab_set_out(c, 0, x->dtype, x->rank, dims);
 }
 
-/* Convolution: MACs = N × Cout × out_spatial × (Cin/group) × kernel (ConvTranspose: over the input). */
 /* Which CPU kernel PyTorch 1.13 runs (ConvParams::use_mkldnn, checked with torch._C._select_conv_backend):
  * oneDNN when (strided or dilated or batch >= 16 or not 1×1 or threads > 1) and (groups > 1 or both
  * kernel dims > 3 or batch > 1 or the input has more than 20,480 elements); otherwise, and for every
@@ -168,8 +167,8 @@ static int conv_path(ab_ctx *c, ab_cost *k, int transpose)
 	/* A depthwise convolution (one input channel per group) with a kernel dim above 3: oneDNN's forward
 	 * is fast, but its backward runs at a tenth of the 3×3 rate (measured here, one thread, B 1-16,
 	 * 64-480 channels: 4-6 GFLOP/s against 17-28 for 3×3, backward/forward 15-35× against 2-3×). The
-	 * backward FLOPs of such layers get their own time term (mobilenet_v3, efficientnet, mnasnet and
-	 * convmixer use 5×5, convnext 7×7; mobilenet_v2 only 3×3). */
+	 * time terms weight the backward FLOPs of such layers (model.c, AB_DW_BACKWARD_FACTOR; mobilenet_v3,
+	 * efficientnet, mnasnet and convmixer use 5×5, convnext 7×7; mobilenet_v2 only 3×3). */
 	if (group > 1 && wt->rank == x->rank && wt->dims[1] == 1 && !transpose)
 		for (int i = 2; i < wt->rank; i++)
 			if (wt->dims[i] > 3)
@@ -177,7 +176,7 @@ static int conv_path(ab_ctx *c, ab_cost *k, int transpose)
 	if (group != 1 || nsp < 1 || nsp > 2)
 		return 0;
 	if (transpose) {
-		k->slow_path = AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;
+		k->slow_path |= AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;
 		return 0;
 	}
 	win w;
@@ -194,12 +193,13 @@ static int conv_path(ab_ctx *c, ab_cost *k, int transpose)
 	int64_t batch = x->dims[0];
 	int fast_shape = big_kernel || batch > 1 || x->numel > 20480;
 	if (!fast_shape)
-		k->slow_path = AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;
+		k->slow_path |= AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;
 	else if (!(strided || dilated || batch >= 16 || !one))
-		k->slow_path = AB_SLOW_ONE_THREAD;
+		k->slow_path |= AB_SLOW_ONE_THREAD;
 	return 0;
 }
 
+/* Convolution: MACs = N × Cout × out_spatial × (Cin/group) × kernel (ConvTranspose: over the input). */
 int ab_cost_conv(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1), *y = out0(c);
