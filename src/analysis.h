@@ -72,6 +72,7 @@ struct abacus_analysis {
 	double serial_steps;           /* recurrent time steps × directions over all recurrent layers */
 	double serial_bytes;           /* recurrent weight bytes re-read per step, summed over the steps */
 	double weight_bytes;           /* of kernel layers' bytes_read, the weights' (ab_layer_weight_bytes) */
+	double param_tensors;          /* parameter tensors: the optimizer step runs its kernels once per tensor */
 };
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */

@@ -50,6 +50,32 @@ static void sub(sim *s, int64_t *field, int64_t b)
 		*field -= b;
 }
 
+static int64_t bytes(const ab_shape *sh);
+
+/* The gradients of the parameters that tensor t is or is computed from, allocated when the first layer
+ * reading t runs backward: one buffer per parameter, however many layers read it (PyTorch accumulates).
+ * A weight the exporter transposed or reshaped in a node of its own (often hoisted to the graph's start)
+ * gets its gradient in its consumer's backward, as the Linear that PyTorch runs does, not at the view's
+ * place: convnext's were all made at the very end of backward, after the activations were freed,
+ * and its backward peak (all gradients with the early stages' activations) went unseen. */
+static void param_grads(const abacus_analysis *a, sim *s, unsigned char *grad, int t, int depth)
+{
+	const ab_tensor *gt = &a->g->tensors[t];
+	if (gt->is_param) {
+		if (!grad[t]) {
+			grad[t] = 1;
+			add(s, &s->pgrad, bytes(&a->shapes[t]));
+		}
+		return;
+	}
+	if (gt->producer < 0 || depth > 16)
+		return;
+	const ab_node *n = &a->g->nodes[gt->producer];
+	for (int i = 0; i < n->n_in; i++)
+		if (n->in[i] >= 0 && a->rg[n->in[i]])
+			param_grads(a, s, grad, n->in[i], depth + 1);
+}
+
 static int64_t bytes(const ab_shape *sh)
 {
 	int64_t b;
@@ -71,6 +97,35 @@ static int is_activation(const abacus_analysis *a, int t)
 static int is_view(const abacus_analysis *a, size_t L)
 {
 	return a->layer_view[L] == AB_LAYER_VIEW || a->layer_view[L] == AB_LAYER_FREE;
+}
+
+/* t is an intermediate of a decomposed operator (fusion.c): the one kernel PyTorch runs never makes it. */
+static int fused_internal(const abacus_analysis *a, int t)
+{
+	int p = a->g->tensors[t].producer;
+	return p >= 0 && a->node_layer[p] >= 0 && a->layer_view[a->node_layer[p]] == AB_LAYER_FUSED;
+}
+
+/* At a decomposed operator's kernel (the pattern's last node), the gradients of the pattern's own inputs,
+ * found back through its intermediates: PyTorch's one backward kernel (GELU's, LayerNorm's) makes them
+ * while its output's gradient is live, and never the intermediates' (the pattern's other nodes). */
+static void pattern_input_grads(const abacus_analysis *a, sim *s, unsigned char *grad, const int *sid, int t,
+                                int depth)
+{
+	const ab_node *n = &a->g->nodes[a->g->tensors[t].producer];
+	for (int i = 0; i < n->n_in && depth <= 16; i++) {
+		int u = n->in[i];
+		if (u < 0 || !a->rg[u])
+			continue;
+		if (a->g->tensors[u].is_param || a->wl[u])
+			param_grads(a, s, grad, u, 0);
+		else if (fused_internal(a, u))
+			pattern_input_grads(a, s, grad, sid, u, depth + 1);
+		else if (!grad[sid[u]] && is_activation(a, sid[u])) {
+			grad[sid[u]] = 1;
+			add(s, NULL, bytes(&a->shapes[sid[u]]));
+		}
+	}
 }
 
 enum { MAX_SAVED = 34 };
@@ -132,6 +187,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		int64_t b = bytes(&a->shapes[t]);
 		if (gt->is_param) {
 			ab_sat_add(&m->weights, b);
+			a->param_tensors++;
 			max_param = b > max_param ? b : max_param;
 		} else if (!a->vals[t] || a->shapes[t].numel > 64) {
 			ab_sat_add(&m->buffers, b); /* running statistics and other non-trainable state */
@@ -144,11 +200,12 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	const ab_shape *y = &a->shapes[g->outputs[0]];
 	if (y->rank == 2) {
 		a->target_bytes = 8 * y->dims[0];
-		a->loss_bytes = bytes(y); /* cross-entropy keeps its log-softmax */
+		a->loss_bytes = bytes(y); /* cross-entropy keeps its log-softmax until its backward */
 	} else {
 		a->target_bytes = bytes(y);
-		a->loss_bytes = 0;
+		a->loss_bytes = bytes(y); /* MSE: the unreduced squared error, kept by the loss (below) */
 	}
+	int ce = y->rank == 2;
 	m->inputs = a->input_bytes + a->target_bytes;
 	m->persistent = m->weights + m->buffers + m->optimizer + m->inputs;
 
@@ -176,10 +233,11 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		const ab_cost *k = &a->costs[L];
 		int sv[MAX_SAVED], ns = saved_list(a, L, sv);
 		/* Outputs that nobody reads and nothing saves (BatchNorm's running statistics, which PyTorch
-		 * updates in place; Dropout's bool mask, which the CPU path never makes) are not allocated. */
+		 * updates in place; Dropout's bool mask, which the CPU path never makes) are not allocated, nor
+		 * the intermediates of a decomposed operator (fused_internal). */
 		for (int o = 0; o < n->n_out; o++) {
 			int t = n->out[o];
-			if (t < 0 || sid[t] != t || !is_activation(a, t))
+			if (t < 0 || sid[t] != t || !is_activation(a, t) || a->layer_view[L] == AB_LAYER_FUSED)
 				continue;
 			int kept = uses[t] > 0 || pinned[t];
 			for (int j = 0; j < ns && !kept; j++)
@@ -195,6 +253,9 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 				ab_sat_add(&s.saved, bytes(&a->shapes[sid[sv[j]]]));
 		if (a->layer_view[L] != AB_LAYER_FUSED)
 			add(&s, &s.extra, k->extra_bytes);
+		/* Transient buffers of the forward kernel itself, live with its outputs and saved tensors. */
+		add(&s, NULL, k->fwd_workspace);
+		sub(&s, NULL, k->fwd_workspace);
 		/* Free inputs whose last consumer this was, unless saved or a graph output. */
 		for (int i = 0; i < n->n_in; i++) {
 			int t = n->in[i];
@@ -215,13 +276,35 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 			}
 		}
 	}
-	/* The loss. */
+	/* The loss, as the allocator tracker shows PyTorch 1.13 running it on the CPU. Cross-entropy keeps
+	 * its log-softmax; its backward holds that, the log-softmax's gradient and the output's at once.
+	 * MSE computes the unreduced squared error through two output-sized buffers, and the loss scalar
+	 * keeps one of them alive until the iteration ends (through backward and the step): a language
+	 * model's logits are the largest tensors it has, so this was GPT's peak, 9 % above the simulation.
+	 * The output itself dies once the loss no longer needs it (unless a layer saved it): after the
+	 * forward for cross-entropy, which keeps its result, not its input; after its backward for MSE. */
+	int out_sid = sid[g->outputs[0]];
+	int free_out = alive[out_sid] && !saved_refs[out_sid] && is_activation(a, out_sid);
 	add(&s, NULL, a->loss_bytes);
+	if (ce && free_out) {
+		alive[out_sid] = 0;
+		sub(&s, NULL, bytes(&a->shapes[out_sid]));
+	} else if (!ce) {
+		add(&s, NULL, bytes(y));
+		sub(&s, NULL, bytes(y));
+	}
 	m->saved = s.saved + s.extra;
 	/* ---- backward ---- */
-	add(&s, NULL, bytes(y)); /* dL/d(output) */
-	grad[sid[g->outputs[0]]] = 1;
-	sub(&s, NULL, a->loss_bytes);
+	if (ce)
+		add(&s, NULL, bytes(y)); /* dL/d(log-softmax) */
+	add(&s, NULL, bytes(y));         /* dL/d(output) */
+	grad[out_sid] = 1;
+	if (ce) {
+		sub(&s, NULL, a->loss_bytes + bytes(y));
+	} else if (free_out) {
+		alive[out_sid] = 0;
+		sub(&s, NULL, bytes(&a->shapes[out_sid]));
+	}
 	for (size_t L = a->n_layers; L-- > 0;) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
 		const ab_cost *k = &a->costs[L];
@@ -231,12 +314,12 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 			int t = n->in[i];
 			if (t < 0 || !a->rg[t])
 				continue;
-			if (g->tensors[t].is_param) {
-				/* One gradient buffer per parameter, however many layers read it (PyTorch accumulates). */
-				if (!grad[t]) {
-					grad[t] = 1;
-					add(&s, &s.pgrad, bytes(&a->shapes[t]));
-				}
+			if (g->tensors[t].is_param || a->wl[t]) {
+				param_grads(a, &s, grad, t, 0);
+				continue;
+			}
+			if (fused_internal(a, t)) {
+				pattern_input_grads(a, &s, grad, sid, t, 0);
 				continue;
 			}
 			int st = sid[t];
@@ -245,9 +328,6 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 				add(&s, NULL, bytes(&a->shapes[st]));
 			}
 		}
-		/* Transient buffers of the backward kernel itself, live with its gradients and saved tensors. */
-		add(&s, NULL, k->bwd_workspace);
-		sub(&s, NULL, k->bwd_workspace);
 		/* Output gradients are consumed (views pass theirs on to the base). */
 		for (int o = 0; o < n->n_out; o++) {
 			int t = n->out[o];
@@ -271,7 +351,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	}
 	/* ---- optimizer step: all gradients live, plus Adam's temporaries ---- */
 	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? 2 * max_param : 0);
-	s.live = step_live;
+	s.live = step_live + (ce ? 0 : a->loss_bytes);
 	s.saved = s.extra = 0;
 	touch(&s);
 	if (s.overflow) {

@@ -208,19 +208,17 @@ static int flop_term(abacus_category c)
  * separate fixed costs; views of weights cost nothing, and the nodes of a decomposed operator are priced
  * as the one kernel PyTorch runs (analysis.h, fusion.c). Weights read by layers are priced apart from
  * activations (BLAS streams them faster), and the parameter terms of the step are the weights (gradient
- * writes, SGD's passes) and the optimizer state (Adam's extra passes). Terms:
+ * writes) and the optimizer step, by bytes and by kernels. Terms:
  *   0 conv FLOPs, 1 grouped-conv FLOPs, 2 matrix-product FLOPs, 3 activation bytes, 4 kernel layers,
  *   5 weight bytes (step), 6 thin matrix-product FLOPs, 7 view layers, 8 weight bytes read by layers,
- *   9 optimizer-state bytes, 10 recurrent steps (time steps × directions: a CPU LSTM runs step by
+ *   9 the optimizer step's bytes (model.h), 10 recurrent steps (time steps × directions: a CPU LSTM runs step by
  *   step), 11 the recurrent weight bytes those steps re-read, 12 the FLOPs of dense convolutions that
  *   PyTorch runs through its own im2col + BLAS path instead of oneDNN (1×1 at batch < 16 on one thread,
  *   tiny inputs at batch 1, transposed convolutions: ops_nn.c conv_path), apart from term 0 because
  *   their rate differs: on cpu1 most of mobilenet's, shufflenet's and regnet's FLOPs at small batches
  *   are 1×1 convolutions. In term 1 the backward FLOPs of depthwise convolutions with kernels above
  *   3×3 count AB_DW_BACKWARD_FACTOR times (their backward runs far below the 3×3 rate, ops_nn.c).
- *   (A per-parameter-tensor optimizer term,
- *   3 kernels per tensor for SGD and 9 for Adam, was tried: leave-one-model-out got worse, 16.3 ->
- *   16.5 %, so it is not one.) */
+ *   13 the optimizer step's kernels (per parameter tensor, model.h). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -236,20 +234,21 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[3] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes -
 	       a->weight_bytes;
 	t[4] = (double)T->layers - a->view_layers - a->free_layers - a->fused_layers;
-	/* The step and the gradients' writes scale with the parameters, but not alike for both optimizers:
-	 * PyTorch's SGD with momentum runs 3 element-wise passes per parameter tensor, Adam about 8 (and
-	 * measured per parameter, Adam costs 1.85× SGD here, not the 4:3 of the bytes they hold). So the
-	 * weights and the optimizer state are two terms. */
+	/* The gradients' writes scale with the weights (term 5); the optimizer step (terms 9 and 13) with
+	 * the weights in bytes and with the parameter tensors in kernels, differently per optimizer
+	 * (model.h). A step priced by bytes alone charged an MLP, a few large tensors, at 2-3× its time. */
+	int adam = a->cfg.optimizer == ABACUS_OPT_ADAM;
 	t[5] = (double)M->weights;
 	t[6] = a->thin_flops;
 	t[7] = a->view_layers;
 	t[8] = a->weight_bytes;
-	t[9] = (double)M->optimizer;
+	t[9] = (double)M->weights * (adam ? AB_ADAM_STEP_BYTES : 1.0);
 	t[10] = a->serial_steps;
 	t[11] = a->serial_bytes;
 	t[12] = a->slow_conv_flops[threads > 1];
 	t[0] -= t[12];
 	t[1] += (AB_DW_BACKWARD_FACTOR - 1) * a->dw_slow_bwd_flops;
+	t[13] = a->param_tensors * (adam ? AB_ADAM_STEP_KERNELS : AB_SGD_STEP_KERNELS);
 }
 
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i, int threads)
@@ -275,7 +274,7 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 
 double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS])
 {
-	return m->coef[hw][5] * terms[5] + m->coef[hw][9] * terms[9];
+	return m->coef[hw][5] * terms[5] + m->coef[hw][9] * terms[9] + m->coef[hw][13] * terms[13];
 }
 
 double ab_model_calib(const ab_model *m, int hw, double calib)

@@ -20,7 +20,16 @@
 
 #define AB_MAX_HW 16
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
-#define AB_TIME_TERMS 13
+#define AB_TIME_TERMS 14
+/* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
+ * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
+ * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes).
+ * Measured here on one thread: 4.5 µs (SGD) and 16 µs (Adam) per small tensor, 0.12 and 0.33 ns per
+ * parameter byte on large ones: the kernel counts and byte ratios below, which the step terms scale by
+ * (fitted as one rate per term, so the optimizers must not differ in anything but these counts). */
+#define AB_SGD_STEP_KERNELS 3.0
+#define AB_ADAM_STEP_KERNELS 9.0
+#define AB_ADAM_STEP_BYTES 2.5 /* Adam's step traffic per parameter byte, in units of SGD's */
 /* A depthwise convolution's backward with a kernel above 3×3 costs this many times the grouped-conv rate
  * per FLOP (measured on one thread here, ops_nn.c conv_path: 3.0-6.8×, median 3.8). A fixed factor, not a
  * fitted term: as a free term its rate on cpu2 absorbed the per-operator overhead of the small-layer

@@ -43,7 +43,7 @@ typedef struct ab_cost {
 	int64_t serial_steps;    /* steps run one after another, each its own few kernels (recurrent cells) */
 	int64_t serial_bytes;    /* weight bytes those steps re-read: the recurrent matrix once per step */
 	int identity;            /* this instance returns its input 0 itself (Dropout with ratio 0): a view */
-	int64_t bwd_workspace;   /* bytes the backward holds transiently beside its gradients (recurrent) */
+	int64_t fwd_workspace;   /* bytes the forward holds transiently beside its outputs (recurrent) */
 	int slow_path;           /* AB_SLOW_* bits: PyTorch runs its im2col + BLAS convolution, not oneDNN */
 } ab_cost;
 

@@ -259,8 +259,12 @@ void test_lstm_serial_terms(void)
 	ab_time_terms(t, a, 1);
 	CHECK(t[10] == 10 && t[11] == 64000);
 	CHECK(a->serial_steps == 10 && a->serial_bytes == 64000);
-	/* Backward stacks the steps' gate gradients of one direction: 5 steps × batch 2 × 80 gates × 4 bytes. */
-	CHECK(a->n_layers == 1 && a->costs[0].bwd_workspace == 5 * 2 * 80 * 4);
+	/* The forward holds the input projection (5 steps × batch 2 × 80 gates) and, bidirectional, the two
+	 * directions' stacked outputs (2 × 5 × 2 × 20) beside what it leaves: 4800 floats. It keeps 7.5 × 20
+	 * floats per step, sample and direction (5 × 2 × 2 × 150 = 3000) and 14000 bytes per step and
+	 * direction for backward. */
+	CHECK(a->n_layers == 1 && a->costs[0].fwd_workspace == (5 * 2 * 80 + 2 * 5 * 2 * 20) * 4);
+	CHECK(a->n_layers == 1 && a->costs[0].extra_bytes == 3000 * 4 + 10 * 14000);
 	DONE();
 }
 
@@ -427,6 +431,65 @@ void test_memory_breakdown_adds_up(void)
 	/* Saved at the end of forward: h is not saved (Relu saves its output), r is (Relu and Gemm2). */
 	CHECK_EQ_I64(mem->saved, 256);
 	CHECK(mem->peak >= mem->persistent + 640); /* at least all gradients during the step */
+	DONE();
+}
+
+/* The loss's memory, as the allocator tracker measured PyTorch 1.13 (memory.c). y = x·W, W 16×256.
+ * Cross-entropy (x 64×16, y 64×256: O = 65536 B, W = 16384 B): the forward ends with y (O); the loss adds
+ * its log-softmax (2O) and y dies (O); backward adds the log-softmax's gradient and y's (3O: the peak),
+ * frees both log-softmax buffers (O), then dW (O + W). Persistent: W, momentum W, x 4096, labels 512.
+ * MSE (x 2×4×16, y 2×4×256: O = 8192 B): the loss keeps one unreduced buffer and passes a second (3O);
+ * backward adds y's gradient (3O), y dies after the loss's backward (2O), dW makes the peak 2O + W, and
+ * the kept buffer is still live during the step (W + O). Persistent: W, W, x 512, the zero target O. */
+void test_loss_memory(void);
+void test_loss_memory(void)
+{
+	for (int mse = 0; mse < 2; mse++) {
+		tb_model *m = tb_new(14);
+		if (mse)
+			tb_input(m, "x", D(-1, 4, 16));
+		else
+			tb_input(m, "x", D(-1, 16));
+		tb_weight(m, "w", D(16, 256));
+		tb_node(m, "MatMul", L("x", "w"), L("y"));
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze(m, mse ? 2 : 64, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		const abacus_memory *mem = abacus_analysis_memory(a);
+		int64_t O = mse ? 8192 : 65536, W = 16384;
+		CHECK_EQ_I64(mem->persistent, mse ? 2 * W + 512 + O : 2 * W + 4096 + 512);
+		CHECK_EQ_I64(mem->peak - mem->persistent, mse ? 2 * O + W : 3 * O);
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
+/* A weight the exporter transposes in a node of its own, hoisted to the graph's start, gets its gradient
+ * in its consumer's backward (memory.c param_grads), as PyTorch's Linear does. x 4×8, W0 8×64, W1 16×64:
+ * T = Transpose(W1) first, h = x·W0, r = Relu(h), y = r·T. Backward (bytes): the loss leaves r (1024,
+ * saved); y's MatMul adds dr (1024) and dW1 (4096): 6144; Relu adds dh (7168: the peak), frees dr and r
+ * (5120); x·W0 adds dW0 (7168 again), frees dh. With dW1 made at the Transpose, last, the peak was 6400.
+ * Persistent: weights 6144, momentum 6144, x 128, labels 32. */
+void test_transposed_weight_grad(void);
+void test_transposed_weight_grad(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8));
+	tb_weight(m, "w0", D(8, 64));
+	tb_weight(m, "w1", D(16, 64));
+	tb_node(m, "Transpose", L("w1"), L("t"));
+	tb_node(m, "MatMul", L("x", "w0"), L("h"));
+	tb_node(m, "Relu", L("h"), L("r"));
+	tb_node(m, "MatMul", L("r", "t"), L("y"));
+	tb_output(m, "y");
+	ANALYZE(m, 4);
+	const abacus_memory *mem = abacus_analysis_memory(a);
+	CHECK_EQ_I64(mem->persistent, 12448);
+	CHECK_EQ_I64(mem->peak, 12448 + 7168);
 	DONE();
 }
 
