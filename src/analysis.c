@@ -274,8 +274,9 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 		if (k->slow_path & AB_SLOW_THREADS)
 			a->slow_conv_flops[1] += f;
 	}
-	if (L->category == ABACUS_CAT_GROUPCONV && (k->slow_path & AB_SLOW_DW_BACKWARD))
-		a->dw_slow_bwd_flops += (double)L->backward_flops;
+	if (L->category == ABACUS_CAT_GROUPCONV && k->dw_weight[0] > 0)
+		a->dw_extra_flops += (k->dw_weight[0] - 1) * (double)L->forward_flops +
+		                     (k->dw_weight[1] - 1) * (double)L->backward_flops;
 	if (view) {
 		int free_view = wl;
 		a->layer_view[a->n_layers - 1] = free_view ? AB_LAYER_FREE : AB_LAYER_VIEW;

@@ -56,7 +56,8 @@ struct abacus_analysis {
 	double thin_flops;             /* of which matrix products with under AB_THIN_INTENSITY FLOPs per byte */
 	double slow_conv_flops[2];     /* of which dense convolutions on PyTorch's im2col + BLAS path (ops_nn.c
 	                                * conv_path): [0] on one thread, [1] on several */
-	double dw_slow_bwd_flops;      /* backward FLOPs of depthwise convolutions with kernels above 3×3 */
+	double dw_extra_flops;         /* what weighting depthwise FLOPs by their rates (ab_cost.dw_weight) adds
+	                                * to the grouped-convolution FLOPs */
 	/* Per layer: AB_LAYER_KERNEL runs a kernel; AB_LAYER_VIEW is a view op (Reshape, Transpose, Slice, ...)
 	 * of an activation: no kernel and no data moved, only the dispatch and autograd bookkeeping;
 	 * AB_LAYER_FREE is a view of a weight (the exporter's Transpose of a Linear weight), which PyTorch

@@ -216,8 +216,8 @@ static int flop_term(abacus_category c)
  *   PyTorch runs through its own im2col + BLAS path instead of oneDNN (1×1 at batch < 16 on one thread,
  *   tiny inputs at batch 1, transposed convolutions: ops_nn.c conv_path), apart from term 0 because
  *   their rate differs: on cpu1 most of mobilenet's, shufflenet's and regnet's FLOPs at small batches
- *   are 1×1 convolutions. In term 1 the backward FLOPs of depthwise convolutions with kernels above
- *   3×3 count AB_DW_BACKWARD_FACTOR times (their backward runs far below the 3×3 rate, ops_nn.c).
+ *   are 1×1 convolutions. In term 1 depthwise convolutions' FLOPs are weighted by their kernels'
+ *   measured rates (ab_cost.dw_weight: a 5×5's backward runs at a sixth of a 3×3's, ops_nn.c).
  *   13 the optimizer step's kernels (per parameter tensor, model.h). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
@@ -247,7 +247,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[11] = a->serial_bytes;
 	t[12] = a->slow_conv_flops[threads > 1];
 	t[0] -= t[12];
-	t[1] += (AB_DW_BACKWARD_FACTOR - 1) * a->dw_slow_bwd_flops;
+	t[1] += a->dw_extra_flops;
 	t[13] = a->param_tensors * (adam ? AB_ADAM_STEP_KERNELS : AB_SGD_STEP_KERNELS);
 }
 
@@ -265,8 +265,9 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 	double wb = ab_layer_weight_bytes(a, i);
 	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[8] * wb + c[4] +
 	           c[10] * (double)a->costs[i].serial_steps + c[11] * (double)a->costs[i].serial_bytes;
-	if (k == 1 && (a->costs[i].slow_path & AB_SLOW_DW_BACKWARD))
-		w += c[1] * ((double)l->forward_flops + AB_DW_BACKWARD_FACTOR * (double)l->backward_flops);
+	const double *dw = a->costs[i].dw_weight;
+	if (k == 1 && dw[0] > 0)
+		w += c[1] * (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);
 	else if (k >= 0)
 		w += c[k] * ((double)l->forward_flops + (double)l->backward_flops);
 	return w;

@@ -30,12 +30,6 @@
 #define AB_SGD_STEP_KERNELS 3.0
 #define AB_ADAM_STEP_KERNELS 9.0
 #define AB_ADAM_STEP_BYTES 2.5 /* Adam's step traffic per parameter byte, in units of SGD's */
-/* A depthwise convolution's backward with a kernel above 3×3 costs this many times the grouped-conv rate
- * per FLOP (measured on one thread here, ops_nn.c conv_path: 3.0-6.8×, median 3.8). A fixed factor, not a
- * fitted term: as a free term its rate on cpu2 absorbed the per-operator overhead of the small-layer
- * networks that have such convolutions and priced convmixer (mostly 5×5 depthwise) at 2.8× its time
- * when convmixer was left out. */
-#define AB_DW_BACKWARD_FACTOR 4.0
 
 typedef struct ab_examples {
 	size_t n;

@@ -45,6 +45,8 @@ typedef struct ab_cost {
 	int identity;            /* this instance returns its input 0 itself (Dropout with ratio 0): a view */
 	int64_t fwd_workspace;   /* bytes the forward holds transiently beside its outputs (recurrent) */
 	int slow_path;           /* AB_SLOW_* bits: PyTorch runs its im2col + BLAS convolution, not oneDNN */
+	double dw_weight[2];     /* a depthwise convolution's time per forward and per backward FLOP, in
+	                          * units of a plain 3×3's (ops_nn.c conv_path); 0: not depthwise */
 } ab_cost;
 
 enum {
@@ -55,9 +57,8 @@ enum {
 /* ab_opdef.save_in values that depend on which operands require grad (autograd saves conditionally):
  * a product keeps each operand for the other's gradient only (x * w keeps w for dx, x for dw); a
  * quotient a / b keeps b for either gradient and a only for b's (x / constant keeps nothing). */
-/* ab_cost.slow_path: the im2col + BLAS convolution on one thread, on several; a depthwise backward that
- * runs far below its forward's rate (kernel above 3×3). */
-enum { AB_SLOW_ONE_THREAD = 1, AB_SLOW_THREADS = 2, AB_SLOW_DW_BACKWARD = 4 };
+/* ab_cost.slow_path: the im2col + BLAS convolution on one thread, on several. */
+enum { AB_SLOW_ONE_THREAD = 1, AB_SLOW_THREADS = 2 };
 
 enum { AB_SAVE_PRODUCT = 0x10000, AB_SAVE_QUOTIENT = 0x20000 };
 

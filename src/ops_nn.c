@@ -9,6 +9,7 @@
  * save their inputs, ReLU and sigmoid their output, max pooling its input and int64 indices, dropout a
  * mask of its input's dtype (the CPU path), batch norm its input and per-channel statistics.
  */
+#include <math.h>
 #include <string.h>
 
 #include "ops.h"
@@ -152,6 +153,10 @@ int ab_shape_conv_transpose(ab_ctx *c)
 	return ab_set_out(c, 0, x->dtype, x->rank, dims);
 }
 
+/* Depthwise backward rates against a 3×3's (conv_path). */
+#define AB_DW_LARGE_BACKWARD 6.5
+#define AB_DW_DILATED_BACKWARD 11.0
+
 /* Which CPU kernel PyTorch 1.13 runs (ConvParams::use_mkldnn, checked with torch._C._select_conv_backend):
  * oneDNN when (strided or dilated or batch >= 16 or not 1×1 or threads > 1) and (groups > 1 or both
  * kernel dims > 3 or batch > 1 or the input has more than 20,480 elements); otherwise, and for every
@@ -164,15 +169,32 @@ static int conv_path(ab_ctx *c, ab_cost *k, int transpose)
 	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1);
 	int nsp = x->rank - 2;
 	int64_t group = ab_attr_int(c->n, "group", 1);
-	/* A depthwise convolution (one input channel per group) with a kernel dim above 3: oneDNN's forward
-	 * is fast, but its backward runs at a tenth of the 3×3 rate (measured here, one thread, B 1-16,
-	 * 64-480 channels: 4-6 GFLOP/s against 17-28 for 3×3, backward/forward 15-35× against 2-3×). The
-	 * time terms weight the backward FLOPs of such layers (model.c, AB_DW_BACKWARD_FACTOR; mobilenet_v3,
-	 * efficientnet, mnasnet and convmixer use 5×5, convnext 7×7; mobilenet_v2 only 3×3). */
-	if (group > 1 && wt->rank == x->rank && wt->dims[1] == 1 && !transpose)
-		for (int i = 2; i < wt->rank; i++)
-			if (wt->dims[i] > 3)
-				k->slow_path |= AB_SLOW_DW_BACKWARD;
+	/* A depthwise convolution (one input channel per group) runs at a rate that depends on its kernel,
+	 * unlike the other grouped ones. Measured here (one thread, B 1-16, 64-480 channels, GFLOP/s):
+	 *              3×3    5×5    7×7    9×9    dilated 3×3 / 5×5
+	 *   forward   26-40  60-87  88-120 109-149     25-35 / 50-80
+	 *   backward  27-32  4.3-6.2 4.4-6.5 4.5-5.6   1.8-2.8 / 2.5-2.8
+	 * oneDNN's forward gains with the kernel, its backward for anything but 3×3 (mobilenet_v3,
+	 * efficientnet, mnasnet, convmixer: 5×5; convnext 7×7; LR-ASPP's dilated 5×5, its slowest layers)
+	 * falls to a flat 4.5, or 2.5 dilated. The time terms count such FLOPs in units of a 3×3's: forward
+	 * (9 / kernel elements)^0.65, backward 6.5 or 11 (dilated). Fixed weights, not fitted terms: as a
+	 * free term, the slow backward's rate on cpu2 absorbed the per-operator overhead of the small-layer
+	 * networks that have such convolutions and priced convmixer at 2.8× its time when it was left out. */
+	if (group > 1 && wt->rank == x->rank && wt->dims[1] == 1 && !transpose) {
+		win dw;
+		int rc = read_window(c, nsp, wt->dims + 2, &dw);
+		if (rc)
+			return rc;
+		double kk = 1;
+		int large = 0, dilated = 0;
+		for (int i = 0; i < nsp; i++) {
+			kk *= (double)dw.k[i];
+			large |= dw.k[i] > 3;
+			dilated |= dw.k[i] > 1 && dw.d[i] > 1;
+		}
+		k->dw_weight[0] = kk > 9 ? pow(9 / kk, 0.65) : 1;
+		k->dw_weight[1] = dilated ? AB_DW_DILATED_BACKWARD : large ? AB_DW_LARGE_BACKWARD : 1;
+	}
 	if (group != 1 || nsp < 1 || nsp > 2)
 		return 0;
 	if (transpose) {

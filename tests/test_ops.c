@@ -2,6 +2,7 @@
  * test_ops.c — hand-derived shapes, FLOPs and parameter counts on small graphs built in memory.
  * Every expected number is worked out in the comment beside it; 1 multiply-add = 2 FLOPs.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "analysis.h"
@@ -566,9 +567,10 @@ void test_conv_slow_path(void)
 	}
 }
 
-/* Depthwise convolutions: 3×3 and 5×5, 8 channels, group 8, on B×8×8×8 (pads keep 8×8). Term 1 counts
- * the 3×3 and the 5×5's forward as they are, and the 5×5's backward FLOPs (input and weight gradients:
- * 2 × B·8·64 outputs × 25 MACs × 2) AB_DW_BACKWARD_FACTOR times. */
+/* Depthwise convolutions: 3×3, 5×5 and 3×3 dilated 2, 8 channels, group 8, on B×8×8×8 (pads keep 8×8).
+ * Term 1 counts the 3×3 as it is, the 5×5's forward (9/25)^0.65 times and its backward (input and weight
+ * gradients: 2 × B·8·64 outputs × 25 MACs × 2) 6.5 times, the dilated 3×3's forward once and its
+ * backward 11 times (ops_nn.c conv_path). */
 void test_depthwise_backward_term(void);
 void test_depthwise_backward_term(void)
 {
@@ -582,15 +584,21 @@ void test_depthwise_backward_term(void)
 	tb_node(m, "Conv", L("h", "w5"), L("y"));
 	tb_attr_int(m, "group", 8);
 	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 2, 2, 2, 2 });
-	tb_output(m, "y");
+	tb_weight(m, "w3d", D(8, 1, 3, 3));
+	tb_node(m, "Conv", L("y", "w3d"), L("z"));
+	tb_attr_int(m, "group", 8);
+	tb_attr_ints(m, "dilations", 2, (const int64_t[]){ 2, 2 });
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 2, 2, 2, 2 });
+	tb_output(m, "z");
 	ANALYZE(m, 2);
 	double t[AB_TIME_TERMS];
 	ab_time_terms(t, a, 1);
 	double out = 2.0 * 8 * 64;                  /* outputs of each conv */
 	double f3 = out * 9 * 2 * 2;                /* forward + weight gradient (x needs none) */
 	double f5_fwd = out * 25 * 2, f5_bwd = out * 25 * 2 * 2;
-	CHECK(a->dw_slow_bwd_flops == f5_bwd);
-	CHECK(t[1] == f3 + f5_fwd + AB_DW_BACKWARD_FACTOR * f5_bwd);
+	double fd_fwd = out * 9 * 2, fd_bwd = out * 9 * 2 * 2;
+	double want = f3 + pow(9.0 / 25, 0.65) * f5_fwd + 6.5 * f5_bwd + fd_fwd + 11 * fd_bwd;
+	CHECK(fabs(t[1] - want) < 1e-9 * want);
 	CHECK(t[0] == 0 && t[12] == 0);
 	DONE();
 }
