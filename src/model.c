@@ -208,7 +208,7 @@ static int flop_term(abacus_category c)
  * separate fixed costs; views of weights cost nothing, and the nodes of a decomposed operator are priced
  * as the one kernel PyTorch runs (analysis.h, fusion.c). Weights read by layers are priced apart from
  * activations (BLAS streams them faster), and the parameter terms of the step are the weights (gradient
- * writes) and the optimizer step, by bytes and by kernels. Terms:
+ * writes) and the optimizer step, by bytes and by tensors. Terms:
  *   0 conv FLOPs, 1 grouped-conv FLOPs, 2 matrix-product FLOPs, 3 activation bytes, 4 kernel layers,
  *   5 weight bytes (step), 6 thin matrix-product FLOPs, 7 view layers, 8 weight bytes read by layers,
  *   9 the optimizer step's bytes (model.h), 10 recurrent steps (time steps × directions: a CPU LSTM runs step by
@@ -218,7 +218,7 @@ static int flop_term(abacus_category c)
  *   their rate differs: on cpu1 most of mobilenet's, shufflenet's and regnet's FLOPs at small batches
  *   are 1×1 convolutions. In term 1 depthwise convolutions' FLOPs are weighted by their kernels'
  *   measured rates (ab_cost.dw_weight: a 5×5's backward runs at a sixth of a 3×3's, ops_nn.c).
- *   13 the optimizer step's kernels (per parameter tensor, model.h). */
+ *   13 the optimizer step's parameter tensors (model.h). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -248,7 +248,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[12] = a->slow_conv_flops[threads > 1];
 	t[0] -= t[12];
 	t[1] += a->dw_extra_flops;
-	t[13] = a->param_tensors * (adam ? AB_ADAM_STEP_KERNELS : AB_SGD_STEP_KERNELS);
+	t[13] = a->param_tensors * (adam ? AB_ADAM_STEP_TENSOR : 1.0);
 }
 
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i, int threads)

@@ -12,7 +12,7 @@
 #define SMALL "tests/data/small.csv"
 #define EXPECT_ANALYTIC_MEM 0.0067550262520434
 #define EXPECT_MEM 0.00137833765605721
-#define EXPECT_TIME 0.131075088260049
+#define EXPECT_TIME 0.133448777692799
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
