@@ -328,6 +328,9 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 				add(&s, NULL, bytes(&a->shapes[st]));
 			}
 		}
+		/* Transient buffers of the backward kernel itself, live with its gradients and saved tensors. */
+		add(&s, NULL, k->bwd_workspace);
+		sub(&s, NULL, k->bwd_workspace);
 		/* Output gradients are consumed (views pass theirs on to the base). */
 		for (int o = 0; o < n->n_out; o++) {
 			int t = n->out[o];

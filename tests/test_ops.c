@@ -494,6 +494,36 @@ void test_transposed_weight_grad(void)
 	DONE();
 }
 
+/* oneDNN's convolution backward holds copies of the output's and input's gradients in its blocked layout
+ * (ops_nn.c). A 16×16 patchify conv p (stride 16) is the first layer; then a 3×3 conv c3 (its input
+ * needs a gradient) and a 1×1 conv c1, which PyTorch runs on its own path at batch 4 on one thread.
+ * At batch 4: x 4×3×32×32, p: 4×8×2×2 out (512 B),
+ * weight 8×3×16×16 = 24576 B → 4.3 × 24576 = 105676 B (the larger); c3 8→8 on 2×2: out 512 + in 512;
+ * c1 slow path: 0. */
+void test_conv_backward_workspace(void);
+void test_conv_backward_workspace(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 3, 32, 32));
+	tb_weight(m, "wp", D(8, 3, 16, 16));
+	tb_weight(m, "w3", D(8, 8, 3, 3));
+	tb_weight(m, "w1", D(8, 8, 1, 1));
+	tb_node(m, "Conv", L("x", "wp"), L("p"));
+	tb_attr_ints(m, "strides", 2, (const int64_t[]){ 16, 16 });
+	tb_node(m, "Conv", L("p", "w3"), L("h"));
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	tb_node(m, "Conv", L("h", "w1"), L("y"));
+	tb_output(m, "y");
+	ANALYZE(m, 4);
+	CHECK(a->n_layers == 3);
+	if (a->n_layers == 3) {
+		CHECK_EQ_I64(a->costs[0].bwd_workspace, (int64_t)(4.3 * 24576));
+		CHECK_EQ_I64(a->costs[1].bwd_workspace, 512 + 512);
+		CHECK_EQ_I64(a->costs[2].bwd_workspace, 0);
+	}
+	DONE();
+}
+
 /* Initializers with external-data references load without their data: 64×16 weight → 1024 params. */
 void test_external_data(void);
 void test_external_data(void)
