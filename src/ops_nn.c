@@ -723,6 +723,8 @@ int ab_shape_rnn(ab_ctx *c)
 	return ab_set_out(c, 2, x->dtype, 3, yh);
 }
 
+/* A recurrent step's dispatch, in bytes of its recurrent matrix streamed in the same time (ab_cost_rnn). */
+#define AB_RNN_STEP_BYTES 230000
 /* Bytes of autograd records a CPU recurrent step keeps until backward (measured, ab_cost_rnn). */
 #define AB_RNN_STEP_RECORD_BYTES 14000
 
@@ -746,8 +748,13 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	k->serial_steps = seq * dirs;
 	/* Each step multiplies the hidden state by the recurrent matrix R (G·H × H) and, backward, reads it
 	 * again and adds an outer product into its gradient: at a small batch, streaming R per step is the
-	 * work (x·Wᵀ is one product over the whole sequence, priced by FLOPs). */
-	if (ab_mul(k->serial_steps, gh * h * 4, &k->serial_bytes))
+	 * work (x·Wᵀ is one product over the whole sequence, priced by FLOPs). Besides, a step's dozen small
+	 * kernels each way cost their dispatch: measured here (one thread, LSTM and GRU, H 32-512, batch 1
+	 * and 4), 55-60 µs per step plus 0.22-0.27 ns per byte of R, so a step counts as AB_RNN_STEP_BYTES
+	 * more bytes of R. As a term of its own that dispatch could not be fitted: the zoo's recurrent
+	 * networks all have H 256-512, where R dominates, and the fit gave it 0, pricing an LSTM with H 64
+	 * at a third of its time. */
+	if (ab_mul(k->serial_steps, gh * h * 4 + AB_RNN_STEP_BYTES, &k->serial_bytes))
 		return OVF(c);
 	/* Backward: input gradients (one product) and weight gradients (one product), element-wise twice. */
 	k->bwd = (ab_in_rg(c, 0) ? mm : mm / 2) + mm / 2 * 1 + mm / 2 + 2 * ew;
