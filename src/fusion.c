@@ -7,6 +7,8 @@
  *              [→ Mul(·, γ) → Add(·, β)]                                       (9 nodes, 1 kernel)
  *   GELU       Div(x, √2) → Erf → Add(1) → Mul(x, ·) → Mul(·, 0.5)                (5 nodes, 1 kernel)
  *   SiLU       Sigmoid(x) → Mul(x, ·)                                              (2 nodes, 1 kernel)
+ *   Mish       Softplus(x) → Tanh → Mul(x, ·)                                      (3 nodes, 1 kernel)
+ *   GroupNorm  Reshape(x) → InstanceNormalization → Reshape → [Mul(·, γ) → Add(·, β)]   (1 kernel)
  *
  * Priced node by node, a transformer block pays nine dispatches and nine passes over its activations for
  * each LayerNorm. Here every member of a recognised pattern but its last node is marked AB_LAYER_FUSED:
@@ -14,7 +16,7 @@
  * size and writes the output) stands for the kernel. For memory, the pattern keeps what PyTorch's one
  * kernel keeps for backward, its input x (fused_save of the first node, where x is still alive),
  * instead of the intermediates its members would save (GELU's decomposition keeps three x-sized
- * tensors, LayerNorm's two, SiLU's two).
+ * tensors, LayerNorm's two, SiLU's two, Mish's three, GroupNorm's affine part one more).
  * FLOPs, shapes and the feature vector's per-layer counts are untouched.
  */
 #include <string.h>
@@ -148,6 +150,23 @@ static int gelu(abacus_analysis *a, int mul)
 	return 0;
 }
 
+/* Mul(x, Tanh(Softplus(x))): returns 1 when `mul` is a Mish. */
+static int mish(abacus_analysis *a, int mul)
+{
+	int x = -1;
+	int th = first_input_of(a, mul, "Tanh", &x);
+	if (th < 0 || x < 0 || !private_out(a, th))
+		return 0;
+	int sp = producer(a, nd(a, th)->in[0], "Softplus");
+	if (sp < 0 || nd(a, sp)->in[0] != x || !private_out(a, sp))
+		return 0;
+	a->fused_save[a->node_layer[sp]] = x;
+	a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
+	fuse(a, sp);
+	fuse(a, th);
+	return 1;
+}
+
 /* Mul(x, Sigmoid(x)): returns 1 when `mul` is a SiLU. */
 static int silu(abacus_analysis *a, int mul)
 {
@@ -174,8 +193,13 @@ void ab_mark_fused(abacus_analysis *a)
 		if (!strcmp(op, "Div")) {
 			if (layer_norm(a, node))
 				a->layer_view[l] = AB_LAYER_NORM_END;
+		} else if (!strcmp(op, "InstanceNormalization")) {
+			/* GroupNorm: Reshape → InstanceNormalization → Reshape → Mul γ → Add β, one kernel that
+			 * keeps its input; the affine part joins below, through the Reshape. */
+			a->layer_view[l] = AB_LAYER_NORM_END;
+			a->fused_save[l] = g->nodes[node].in[0];
 		} else if (!strcmp(op, "Mul")) {
-			if (gelu(a, node) || silu(a, node))
+			if (gelu(a, node) || silu(a, node) || mish(a, node))
 				continue;
 		}
 		/* The affine part of a LayerNorm: Mul by γ, then Add β, each a weight-like second operand. */
@@ -184,6 +208,12 @@ void ab_mark_fused(abacus_analysis *a)
 			for (int k = 0; k < n->n_in && k < 2; k++) {
 				int t = n->in[k], other = n->n_in == 2 ? n->in[1 - k] : -1;
 				int p = t >= 0 ? g->tensors[t].producer : -1;
+				/* Through one view (GroupNorm's Reshape back to the input's shape). */
+				if (p >= 0 && a->node_layer[p] >= 0 && a->layer_view[a->node_layer[p]] == AB_LAYER_VIEW &&
+				    g->tensors[t].n_consumers == 1 && g->nodes[p].n_in >= 1) {
+					t = g->nodes[p].in[0];
+					p = t >= 0 ? g->tensors[t].producer : -1;
+				}
 				if (p < 0 || a->node_layer[p] < 0 || a->layer_view[a->node_layer[p]] != AB_LAYER_NORM_END)
 					continue;
 				if (other < 0 || !a->wl[other] || g->tensors[t].n_consumers != 1)
@@ -191,8 +221,15 @@ void ab_mark_fused(abacus_analysis *a)
 				a->layer_view[a->node_layer[p]] = AB_LAYER_KERNEL;
 				fuse(a, p);
 				a->layer_view[l] = AB_LAYER_NORM_END;
-				a->fused_save[l] = a->fused_save[a->node_layer[p]];
-				a->fused_save[a->node_layer[p]] = -1;
+				/* The pattern's input is kept where it is still alive: at a GroupNorm's kernel, which
+				 * names it; a LayerNorm names it at its first node and passes the end mark along. */
+				int pl = a->node_layer[p];
+				if (a->fused_save[pl] >= 0) {
+					a->fused_save[l] = AB_SAVE_NOTHING;
+				} else {
+					a->fused_save[l] = a->fused_save[pl];
+					a->fused_save[pl] = -1;
+				}
 				break;
 			}
 		}

@@ -99,7 +99,8 @@ void test_fusion_patterns(void)
 	}
 }
 
-/* x → MatMul(W1) → h (batch×64) → decomposed `kind` (0 GELU, 1 SiLU, 2 LayerNorm) → y → MatMul(W2).
+/* x → MatMul(W1) → h (batch×64) → decomposed `kind` (0 GELU, 1 SiLU, 2 LayerNorm, 3 Mish, 4 GroupNorm
+ * with 8 groups: Reshape → InstanceNormalization → Reshape → Mul γ → Add β) → y → MatMul(W2).
  * PyTorch keeps h for the activation's backward and y for the second product's: 2 × batch × 64 × 4
  * bytes, whatever the decomposition's intermediates (which it never materialises). */
 static tb_model *act_between(int kind)
@@ -121,12 +122,28 @@ static tb_model *act_between(int kind)
 	} else if (kind == 1) {
 		tb_node(m, "Sigmoid", L("h"), L("sg"));
 		tb_node(m, "Mul", L("h", "sg"), L("y"));
-	} else {
+	} else if (kind == 2) {
 		tb_weight(m, "two", D(1));
 		tb_weight(m, "eps", D(1));
 		tb_weight(m, "gamma", D(64));
 		tb_weight(m, "beta", D(64));
 		layer_norm(m, "h", "y");
+	} else if (kind == 3) {
+		tb_node(m, "Softplus", L("h"), L("sp"));
+		tb_node(m, "Tanh", L("sp"), L("th"));
+		tb_node(m, "Mul", L("h", "th"), L("y"));
+	} else {
+		tb_ints(m, "grouped", 3, (const int64_t[]){ 0, 8, 8 });
+		tb_ints(m, "flat", 2, (const int64_t[]){ 0, 64 });
+		tb_weight(m, "ones", D(8));
+		tb_weight(m, "zeros", D(8));
+		tb_weight(m, "gamma", D(64));
+		tb_weight(m, "beta", D(64));
+		tb_node(m, "Reshape", L("h", "grouped"), L("hg"));
+		tb_node(m, "InstanceNormalization", L("hg", "ones", "zeros"), L("ng"));
+		tb_node(m, "Reshape", L("ng", "flat"), L("n"));
+		tb_node(m, "Mul", L("n", "gamma"), L("ny"));
+		tb_node(m, "Add", L("ny", "beta"), L("y"));
 	}
 	tb_node(m, "MatMul", L("y", "W2"), L("out"));
 	tb_output(m, "out");
@@ -136,7 +153,7 @@ static tb_model *act_between(int kind)
 void test_fusion_memory(void);
 void test_fusion_memory(void)
 {
-	for (int kind = 0; kind < 3; kind++) {
+	for (int kind = 0; kind < 5; kind++) {
 		abacus_graph *g;
 		abacus_error err;
 		abacus_analysis *a = t_analyze(act_between(kind), 4, &g, &err);
