@@ -212,10 +212,20 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	/* Storage ids follow views back to their base. */
 	for (size_t L = 0; L < a->n_layers; L++) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
-		if (is_view(a, L) && n->in[0] >= 0)
+		if (!is_view(a, L))
+			continue;
+		/* The storage a view shares: its first input that is not a constant or a weight (a bias Add
+		 * made a view, fusion.c, may name the bias first), else its first. */
+		int src = n->n_in > 0 ? n->in[0] : -1;
+		for (int i = 0; i < n->n_in; i++)
+			if (n->in[i] >= 0 && !a->vals[n->in[i]] && !a->wl[n->in[i]]) {
+				src = n->in[i];
+				break;
+			}
+		if (src >= 0)
 			for (int o = 0; o < n->n_out; o++)
 				if (n->out[o] >= 0)
-					sid[n->out[o]] = sid[n->in[0]];
+					sid[n->out[o]] = sid[src];
 	}
 	for (size_t L = 0; L < a->n_layers; L++) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];

@@ -227,3 +227,32 @@ void test_dropout_memory(void)
 		abacus_graph_free(g);
 	}
 }
+
+/* Add(b, MatMul(x, W)) with b a 1-D weight is a Linear on a 3-D input, which PyTorch runs as the product
+ * and an in-place `add_(bias)`: a view of the product (fusion.c). x B×4×16, W 16×32, then y·W2 (32×8):
+ * the Add is a view layer, y shares the product's storage, and the second product keeps y alone
+ * (batch 2: 2 × 4 × 32 × 4 = 1024 bytes saved). */
+void test_bias_epilogue(void);
+void test_bias_epilogue(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 4, 16));
+	tb_weight(m, "W", D(16, 32));
+	tb_weight(m, "b", D(32));
+	tb_weight(m, "W2", D(32, 8));
+	tb_node(m, "MatMul", L("x", "W"), L("p"));
+	tb_node(m, "Add", L("b", "p"), L("y"));
+	tb_node(m, "MatMul", L("y", "W2"), L("out"));
+	tb_output(m, "out");
+	abacus_graph *g;
+	abacus_error err;
+	abacus_analysis *a = t_analyze(m, 2, &g, &err);
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	CHECK(a->n_layers == 3 && a->layer_view[1] == AB_LAYER_VIEW && a->view_layers == 1);
+	CHECK_EQ_I64(abacus_analysis_memory(a)->saved, 1024);
+	CHECK_EQ_I64(abacus_analysis_totals(a)->params, 16 * 32 + 32 + 32 * 8);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+}
