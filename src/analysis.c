@@ -184,6 +184,26 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	for (int o = 0; o < n->n_out; o++)
 		if (n->out[o] >= 0)
 			a->wl[n->out[o]] = (unsigned char)wl;
+	/* Channels-last activations: PyTorch keeps the strides a permute to NCHW leaves (convnext's blocks
+	 * end in one), and element-wise ops, normalisations and convolutions pass them on; a depthwise
+	 * convolution's backward holds far more for them (ab_cost_conv). */
+	int cl = 0;
+	if (!strcmp(n->op, "Transpose")) {
+		size_t np;
+		const int64_t *perm = ab_attr_ints(n, "perm", &np);
+		cl = perm && np == 4 && perm[0] == 0 && perm[1] == 3 && perm[2] == 1 && perm[3] == 2;
+	} else if (L->category == ABACUS_CAT_CONV || L->category == ABACUS_CAT_GROUPCONV ||
+	           L->category == ABACUS_CAT_BATCHNORM || L->category == ABACUS_CAT_RELU ||
+	           L->category == ABACUS_CAT_ACT || L->category == ABACUS_CAT_ADD || L->category == ABACUS_CAT_MUL ||
+	           L->category == ABACUS_CAT_ELTWISE || L->category == ABACUS_CAT_DROPOUT) {
+		const ab_shape *y = n->n_out > 0 && n->out[0] >= 0 ? &a->shapes[n->out[0]] : NULL;
+		for (int i = 0; i < n->n_in && y; i++)
+			if (n->in[i] >= 0 && a->cl[n->in[i]] && a->shapes[n->in[i]].numel == y->numel)
+				cl = 1;
+	}
+	for (int o = 0; o < n->n_out; o++)
+		if (n->out[o] >= 0)
+			a->cl[n->out[o]] = (unsigned char)(cl && a->shapes[n->out[o]].rank == 4);
 	/* Outputs that are integer or bool never require grad (indices, masks). */
 	for (int o = 0; o < n->n_out; o++)
 		if (n->out[o] >= 0 && !ab_dtype_is_float(a->shapes[n->out[o]].dtype))
@@ -316,7 +336,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 	for (int i = 0; i < g->n_nodes; i++) {
 		int node = g->order[i];
 		const ab_node *n = &g->nodes[node];
-		ab_ctx c = { g, n, a->shapes, a->vals, a->rg, err, &a->vals_arena };
+		ab_ctx c = { g, n, a->shapes, a->vals, a->rg, err, &a->vals_arena, a->cl };
 		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
 		if (!def) {
 			if (a->cfg.strict) {
@@ -404,6 +424,7 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	a->vals = ab_calloc(nt, sizeof *a->vals);
 	a->rg = ab_calloc(nt, 1);
 	a->wl = ab_calloc(nt, 1);
+	a->cl = ab_calloc(nt, 1);
 	a->layers = ab_calloc(nn, sizeof *a->layers);
 	a->costs = ab_calloc(nn, sizeof *a->costs);
 	a->layer_node = ab_calloc(nn, sizeof *a->layer_node);
@@ -411,7 +432,7 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	a->layer_view = ab_calloc(nn, 1);
 	a->fused_save = ab_malloc(nn * sizeof *a->fused_save);
 	int rc;
-	if (!a->shapes || !a->vals || !a->rg || !a->wl || !a->layers || !a->costs || !a->layer_node || !a->node_layer ||
+	if (!a->shapes || !a->vals || !a->rg || !a->wl || !a->cl || !a->layers || !a->costs || !a->layer_node || !a->node_layer ||
 	    !a->layer_view || !a->fused_save) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto fail;
@@ -438,6 +459,7 @@ void abacus_analysis_free(abacus_analysis *a)
 	ab_free(a->vals);
 	ab_free(a->rg);
 	ab_free(a->wl);
+	ab_free(a->cl);
 	ab_free(a->layers);
 	ab_free(a->costs);
 	ab_free(a->layer_node);

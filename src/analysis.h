@@ -38,6 +38,7 @@ struct abacus_analysis {
 	ab_arena vals_arena;           /* the values the analysis folded */
 	unsigned char *rg;             /* per tensor: requires grad */
 	unsigned char *wl;             /* per tensor: computed from parameters and constants only */
+	unsigned char *cl;             /* per tensor: a 4-D activation PyTorch holds channels-last */
 	abacus_layer *layers;
 	ab_cost *costs;                /* per layer */
 	int *layer_node;               /* per layer: node index */

@@ -27,6 +27,7 @@ typedef struct ab_ctx {
 	const unsigned char *rg; /* per tensor: requires grad (for cost rules) */
 	abacus_error *err;
 	ab_arena *arena;         /* folded values are allocated here (they live as long as the analysis) */
+	const unsigned char *cl; /* per tensor: an activation PyTorch holds channels-last (analysis.c) */
 } ab_ctx;
 
 /* Saved-for-backward description: bit k of in_mask saves input k, bit k of out_mask saves output k;
@@ -91,6 +92,10 @@ static inline const ab_value *ab_inval(const ab_ctx *c, int k)
 static inline int ab_has_in(const ab_ctx *c, int k)
 {
 	return k < c->n->n_in && c->n->in[k] >= 0;
+}
+static inline int ab_in_cl(const ab_ctx *c, int k)
+{
+	return ab_has_in(c, k) && c->cl && c->cl[c->n->in[k]];
 }
 static inline int ab_in_rg(const ab_ctx *c, int k)
 {

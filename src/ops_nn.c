@@ -262,6 +262,14 @@ int ab_cost_conv(ab_ctx *c, ab_cost *k)
 			if (wb > (double)k->bwd_workspace && wb < 9e18)
 				k->bwd_workspace = (int64_t)wb;
 		}
+		/* A depthwise convolution on a channels-last input (convnext's blocks after the first of a
+		 * stage): its weight-gradient path holds 256× the weight (36.9 MiB for 768 channels of 7×7,
+		 * 18.5 for 384, 9.2 for 192, whatever the spatial size; 0.3-0.6 MiB on a contiguous input). */
+		if (k->dw_weight[0] > 0 && ab_in_cl(c, 0) && ab_in_rg(c, 1)) {
+			double wb = 256.0 * (double)bytes_of(wt);
+			if (wb > (double)k->bwd_workspace && wb < 9e18)
+				k->bwd_workspace = (int64_t)wb;
+		}
 	}
 	return rc;
 }

@@ -524,6 +524,45 @@ void test_conv_backward_workspace(void)
 	DONE();
 }
 
+/* A depthwise convolution whose input PyTorch holds channels-last (a permute to NCHW, passed on by an
+ * element-wise op) keeps 256× its weight in backward (ops_nn.c): x B×8×8×16 → Transpose [0,3,1,2] →
+ * Relu → depthwise 7×7 (16 × 49 floats = 3136 B → 802816 B); the same convolution on the contiguous
+ * Relu output of a plain input keeps only the gradients' copies (out + in: 2 × B·16·64·4). */
+void test_channels_last_depthwise(void);
+void test_channels_last_depthwise(void)
+{
+	for (int permuted = 0; permuted < 2; permuted++) {
+		tb_model *m = tb_new(14);
+		if (permuted) {
+			tb_input(m, "x", D(-1, 8, 8, 16));
+			tb_node(m, "Transpose", L("x"), L("t"));
+			tb_attr_ints(m, "perm", 4, (const int64_t[]){ 0, 3, 1, 2 });
+		} else {
+			tb_input(m, "t", D(-1, 16, 8, 8));
+		}
+		tb_weight(m, "w1", D(16, 1, 1, 1));
+		tb_weight(m, "w", D(16, 1, 7, 7));
+		tb_node(m, "Conv", L("t", "w1"), L("s")); /* a scale per channel, so the next input needs a gradient */
+		tb_attr_int(m, "group", 16);
+		tb_node(m, "Relu", L("s"), L("r"));
+		tb_node(m, "Conv", L("r", "w"), L("y"));
+		tb_attr_int(m, "group", 16);
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 3, 3, 3, 3 });
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze(m, 2, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		size_t last = a->n_layers - 1;
+		CHECK(!strcmp(a->layers[last].op, "Conv"));
+		CHECK_EQ_I64(a->costs[last].bwd_workspace, permuted ? 256 * 3136 : 2 * 2 * 16 * 64 * 4);
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
 /* Initializers with external-data references load without their data: 64×16 weight → 1024 params. */
 void test_external_data(void);
 void test_external_data(void)
