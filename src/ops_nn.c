@@ -250,26 +250,23 @@ int ab_cost_conv(ab_ctx *c, ab_cost *k)
 	io_bytes(c, k);
 	int rc = conv_path(c, k, transpose);
 	/* oneDNN's backward reorders the output's gradient, and makes the input's, in its blocked layout
-	 * before converting back: transient copies of both (measured with the allocator tracker, 3×3, 1×1,
-	 * strided, depthwise, first layers: within 0.01 MiB). With a kernel of 256 elements or more (ViT's
-	 * 16×16 and 32×32 patch embeddings) its weight-gradient path holds about 4.3× the weight instead
-	 * (37.6 MiB for vit_b_32's 9 MiB stem, whatever the batch: its backward peak). PyTorch's own path
-	 * (conv_path, one thread) makes neither. */
+	 * before converting back: transient copies of both (measured with the allocator tracker: 3×3, 1×1,
+	 * strided and first layers within 0.01 MiB; depthwise ones on small feature maps keep only the
+	 * output's copy, or a fixed 0.1-0.6 MiB, so this overstates them by up to the input's size). Its
+	 * weight-gradient path holds a multiple of the weight instead where that is larger: about 4.3× with
+	 * a kernel of 256 elements or more (ViT's 16×16 and 32×32 patch embeddings: 37.6 MiB for vit_b_32's
+	 * 9 MiB stem, whatever the batch, its backward peak), and 256× for a depthwise convolution on a
+	 * channels-last input (convnext's blocks after the first of a stage: 36.9 MiB for 768 channels of
+	 * 7×7, 18.5 for 384, 9.2 for 192, whatever the spatial size). PyTorch's own path (conv_path, one
+	 * thread) makes none of these. */
 	if (rc == 0 && !transpose && !(k->slow_path & AB_SLOW_ONE_THREAD)) {
 		k->bwd_workspace = bytes_of(y) + (ab_in_rg(c, 0) ? bytes_of(x) : 0);
-		if (ksz >= 256 && ab_in_rg(c, 1)) {
-			double wb = 4.3 * (double)bytes_of(wt);
-			if (wb > (double)k->bwd_workspace && wb < 9e18)
-				k->bwd_workspace = (int64_t)wb;
-		}
-		/* A depthwise convolution on a channels-last input (convnext's blocks after the first of a
-		 * stage): its weight-gradient path holds 256× the weight (36.9 MiB for 768 channels of 7×7,
-		 * 18.5 for 384, 9.2 for 192, whatever the spatial size; 0.3-0.6 MiB on a contiguous input). */
-		if (k->dw_weight[0] > 0 && ab_in_cl(c, 0) && ab_in_rg(c, 1)) {
-			double wb = 256.0 * (double)bytes_of(wt);
-			if (wb > (double)k->bwd_workspace && wb < 9e18)
-				k->bwd_workspace = (int64_t)wb;
-		}
+		double weights = !ab_in_rg(c, 1)                        ? 0
+		                 : k->dw_weight[0] > 0 && ab_in_cl(c, 0) ? 256.0 * (double)bytes_of(wt)
+		                 : ksz >= 256                            ? 4.3 * (double)bytes_of(wt)
+		                                                         : 0;
+		if (weights > (double)k->bwd_workspace && weights < 9e18)
+			k->bwd_workspace = (int64_t)weights;
 	}
 	return rc;
 }
@@ -773,8 +770,8 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	 * allocator tracker (H 256, sequence 128, batch 1 to 32, one and two directions): LSTM and GRU alike
 	 * keep 7.5·H floats per step and sample beside the output, and 14 kB per step whatever the batch
 	 * (the autograd records of the dozen operations a step runs). A plain RNN keeps its gates (H). */
-	int64_t per_half = G == 1 ? 2 * gh : 15 * h; /* floats per step and sample, times 2 */
-	if (ab_mul(steps, per_half * 2, &k->extra_bytes) ||
+	int64_t per_bytes = G == 1 ? 4 * gh : 30 * h; /* per step and sample: the gates, or 7.5·H floats */
+	if (ab_mul(steps, per_bytes, &k->extra_bytes) ||
 	    ab_add(k->extra_bytes, seq * dirs * AB_RNN_STEP_RECORD_BYTES, &k->extra_bytes))
 		return OVF(c);
 	/* The input projection x·Wᵀ is one product over the whole sequence (sequence × batch × G·H), unbound
