@@ -4,6 +4,8 @@
  * time of one prediction on an analysed graph (median over batches of calls). Beside wall time it reports
  * the CPU time and the minor page faults of the load + analysis: where a page fault is expensive (about
  * 10 us in the sandboxed VM this was developed on, 0.1-0.3 us on bare metal), faults can dominate.
+ * The first run is also reported alone: it is what a fresh process pays, before the library's cache of
+ * freed large blocks (alloc.c) holds anything.
  * Usage: bench_abacus [DIR] [RUNS] [BUNDLE]
  */
 #include <dirent.h>
@@ -100,6 +102,7 @@ int main(int argc, char **argv)
 		abacus_graph_free(g);
 	}
 	usage_now(&u1, &s1, &f1);
+	double first = (t_load[0] + t_an[0]) * 1e3;
 	qsort(t_load, (size_t)runs, sizeof *t_load, cmp);
 	qsort(t_an, (size_t)runs, sizeof *t_an, cmp);
 	double load = t_load[runs / 2] * 1e3, an = t_an[runs / 2] * 1e3;
@@ -139,6 +142,7 @@ int main(int argc, char **argv)
 	printf("largest graph: %s (%lld bytes, %zu nodes, %zu layers)\n", best, (long long)best_size, nodes, layers);
 	printf("load %.2f ms + shapes/costs/memory %.2f ms = %.2f ms (median of %d runs; target <= 20 ms)\n", load, an,
 	       load + an, runs);
+	printf("first run in this process (fresh pages): %.2f ms\n", first);
 	printf("per run: CPU %.2f ms user + %.2f ms system, %.0f minor page faults\n", (u1 - u0) * 1e3 / runs,
 	       (s1 - s0) * 1e3 / runs, (double)(f1 - f0) / runs);
 	free(t_load);

@@ -246,6 +246,11 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 int abacus_predictor_load_file(abacus_predictor **out, const char *path, abacus_error *err);
 void abacus_predictor_free(abacus_predictor *p);
 void abacus_buffer_free(void *p);
+
+/* Large blocks that graphs and analyses free are kept (at most 64 MiB, process-wide) so that the next
+ * load reuses memory already touched instead of faulting in fresh pages; this returns them to the system.
+ * Thread-safe; call it when the process is done with Abacus for a while. */
+void abacus_release_memory(void);
 /* Hardware ids the predictor was trained on ("cpu1", "cpu2", ...). */
 size_t abacus_predictor_n_hw(const abacus_predictor *p);
 const char *abacus_predictor_hw(const abacus_predictor *p, size_t i);

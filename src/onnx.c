@@ -866,7 +866,7 @@ int abacus_graph_load_file(abacus_graph **out, const char *path, abacus_error *e
 			return ab_err(err, ABACUS_ELIMIT, path, "'%s' is larger than the %zu-byte limit", path, AB_MAX_FILE);
 		}
 		size_t len = (size_t)st.st_size;
-		void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 		close(fd);
 		if (map != MAP_FAILED) {
 			rc = abacus_graph_load(out, map, len, err);

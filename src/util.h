@@ -12,7 +12,8 @@
 
 #include "abacus.h"
 
-/* Allocation. All library memory goes through these so that allocation-failure injection covers it. */
+/* Allocation (alloc.c). All library memory goes through these so that allocation-failure injection covers
+ * it; a block from them is freed with ab_free only (it carries a header). */
 void *ab_malloc(size_t n);
 void *ab_calloc(size_t n, size_t size);
 void *ab_realloc(void *p, size_t n);
@@ -21,8 +22,8 @@ char *ab_strndup(const char *s, size_t n);
 void ab_free(void *p);
 
 /* Test hook: the `n`-th allocation from now on (1-based) and every later one fails; 0 disables.
- * Returns the number of allocations made since the last call. Only tests call it; it is the library's
- * one piece of process-wide state and is not thread-safe by design. */
+ * Returns the number of allocations made since the last call. Only tests call it; unlike the cache of freed
+ * large blocks (alloc.c, behind a mutex), it is not thread-safe by design. */
 long ab_alloc_fail_after(long n);
 
 /* Fills `err` (which may be NULL) and returns `code`, so callers can `return ab_err(...)`. */

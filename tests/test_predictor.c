@@ -158,6 +158,22 @@ void test_predictor_corrupt_bundles(void)
 	if (t[0] != '-')
 		*sp = '0';
 	CHECK(t[0] == '-' || abacus_predictor_load(&q, c, n, &err) == ABACUS_EPARSE);
+	/* Node lines that are not six numbers: junk after the last field, a field that overflows an int, a
+	 * missing field. Each is refused naming its line. */
+	const char *bad_nodes[] = { "0 0x1p+0 1 2 1 0x0p+0 junk", "99999999999 0x1p+0 1 2 1 0x0p+0", "0 0x1p+0 1 2 1" };
+	for (int k = 0; k < 3; k++) {
+		memcpy(c, b, n);
+		t = strchr(strstr(c, "\ntree ") + 1, '\n') + 1;
+		char *eol = strchr(t, '\n');
+		size_t head = (size_t)(t - c), tail = n - (size_t)(eol - c);
+		char *d = malloc(head + strlen(bad_nodes[k]) + tail + 1);
+		memcpy(d, c, head);
+		memcpy(d + head, bad_nodes[k], strlen(bad_nodes[k]));
+		memcpy(d + head + strlen(bad_nodes[k]), eol, tail);
+		CHECK(abacus_predictor_load(&q, d, head + strlen(bad_nodes[k]) + tail, &err) == ABACUS_EPARSE);
+		CHECK_STR_CONTAINS(err.msg, "expected a tree node");
+		free(d);
+	}
 	CHECK(abacus_predictor_load(&q, "hello", 5, &err) == ABACUS_EPARSE);
 	CHECK(abacus_predictor_load_file(&q, "/nonexistent.abacus", &err) == ABACUS_EIO);
 	free(c);
