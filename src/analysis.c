@@ -285,6 +285,7 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	double f = (double)L->forward_flops + (double)L->backward_flops;
 	a->cat_flops[L->category] += f;
 	a->serial_steps += (double)k->serial_steps;
+	a->norm_rows += (double)k->norm_rows;
 	a->serial_bytes += (double)k->serial_bytes;
 	if (ab_layer_thin(L))
 		a->thin_flops += f;

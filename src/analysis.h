@@ -72,6 +72,7 @@ struct abacus_analysis {
 	double free_layers, free_bytes;  /* the same of AB_LAYER_FREE layers */
 	double fused_layers, fused_bytes; /* count and bytes read + written of AB_LAYER_FUSED layers */
 	double serial_steps;           /* recurrent time steps × directions over all recurrent layers */
+	double norm_rows;              /* batch-norm rows on maps too small to vectorise (ops.h ab_cost) */
 	double serial_bytes;           /* recurrent weight bytes re-read per step, summed over the steps */
 	double weight_bytes;           /* of kernel layers' bytes_read, the weights' (ab_layer_weight_bytes) */
 	double param_tensors;          /* parameter tensors: the optimizer step runs its kernels once per tensor */

@@ -218,7 +218,8 @@ static int flop_term(abacus_category c)
  *   their rate differs: on cpu1 most of mobilenet's, shufflenet's and regnet's FLOPs at small batches
  *   are 1×1 convolutions. In term 1 depthwise convolutions' FLOPs are weighted by their kernels'
  *   measured rates (ab_cost.dw_weight: a 5×5's backward runs at a sixth of a 3×3's, ops_nn.c).
- *   13 the optimizer step's parameter tensors (model.h). */
+ *   13 the optimizer step's parameter tensors (model.h), 14 batch-norm rows on maps of 2-15 elements,
+ *   which PyTorch's kernels do not vectorise (ops_nn.c ab_cost_norm). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -249,6 +250,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[0] -= t[12];
 	t[1] += a->dw_extra_flops;
 	t[13] = a->param_tensors * (adam ? AB_ADAM_STEP_TENSOR : 1.0);
+	t[14] = a->norm_rows;
 }
 
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i, int threads)
@@ -264,7 +266,8 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 	int k = ab_layer_thin(l) ? 6 : slow ? 12 : flop_term(l->category);
 	double wb = ab_layer_weight_bytes(a, i);
 	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[8] * wb + c[4] +
-	           c[10] * (double)a->costs[i].serial_steps + c[11] * (double)a->costs[i].serial_bytes;
+	           c[10] * (double)a->costs[i].serial_steps + c[11] * (double)a->costs[i].serial_bytes +
+	           c[14] * (double)a->costs[i].norm_rows;
 	const double *dw = a->costs[i].dw_weight;
 	if (k == 1 && dw[0] > 0)
 		w += c[1] * (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);

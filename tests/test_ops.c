@@ -218,6 +218,52 @@ void test_batchnorm(void)
 	DONE();
 }
 
+/* Batch-norm rows on maps too small to vectorise (term 14): a map of 2 to 15 elements counts batch ×
+ * channels rows, a 1×1 map (PyTorch's fast path) and a 4×4 map (16 elements) none. At batch 8:
+ * 8 × 960 on 2×2 plus 8 × 64 on 3×3 = 7680 + 512 = 8192. */
+static tb_model *bn_on(const char *x, int64_t c, int64_t h, int64_t w, tb_model *m)
+{
+	char name[4][32];
+	const char *suffix[] = { "s", "b", "m", "v" };
+	for (int k = 0; k < 4; k++) {
+		snprintf(name[k], sizeof name[k], "%s_%s", x, suffix[k]);
+		tb_weight(m, name[k], D(c));
+	}
+	char in[32], out[32], rm[32], rv[32];
+	snprintf(in, sizeof in, "%s", x);
+	snprintf(out, sizeof out, "%s_y", x);
+	snprintf(rm, sizeof rm, "%s_rm", x);
+	snprintf(rv, sizeof rv, "%s_rv", x);
+	tb_input(m, in, D(-1, c, h, w));
+	tb_node(m, "BatchNormalization", L(in, name[0], name[1], name[2], name[3]), L(out, rm, rv));
+	tb_attr_int(m, "training_mode", 1);
+	tb_output(m, out);
+	return m;
+}
+
+void test_batchnorm_small_maps(void);
+void test_batchnorm_small_maps(void)
+{
+	tb_model *m = tb_new(14);
+	bn_on("a", 960, 2, 2, m);
+	bn_on("b", 64, 3, 3, m);
+	bn_on("c", 960, 1, 1, m);
+	bn_on("d", 120, 4, 4, m);
+	ANALYZE(m, 8);
+	double t[AB_TIME_TERMS];
+	ab_time_terms(t, a, 1);
+	CHECK(t[14] == 8192);
+	int64_t sum = 0, most = 0;
+	for (size_t i = 0; i < a->n_layers; i++) {
+		sum += a->costs[i].norm_rows;
+		most = a->costs[i].norm_rows > most ? a->costs[i].norm_rows : most;
+	}
+	CHECK(a->n_layers == 4);
+	CHECK_EQ_I64(sum, 8192);
+	CHECK_EQ_I64(most, 7680);
+	DONE();
+}
+
 /* LSTM, seq 5, batch 2, input 10, hidden 20, one direction.
  * Gate MACs per step and sample: 4·20 × (10 + 20) = 2400; 10 steps·samples → 2·24000 = 48000 FLOPs,
  * plus 5 element-wise FLOPs per gate element: 10 × 80 × 5 = 4000 → 52000.

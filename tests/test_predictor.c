@@ -12,7 +12,7 @@
 #define SMALL "tests/data/small.csv"
 #define EXPECT_ANALYTIC_MEM 0.00631568216839621
 #define EXPECT_MEM 0.00132886797765783
-#define EXPECT_TIME 0.133320621250395
+#define EXPECT_TIME 0.124714302235768
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
