@@ -8,9 +8,10 @@ attention pooling, a 1-D CNN over embeddings (dilated, ELU), a convolutional aut
 (InstanceNorm, LeakyReLU, ConvTranspose, nearest upsampling), a GroupNorm/SiLU/Mish residual net, an
 ESPCN-style super-resolution net (PReLU, PixelShuffle), an MLP with SELU/Softplus/Hardtanh/LayerNorm/
 LogSoftmax, einsum attention, and a DenseNet-like concatenating CNN. Each is exported through the
-collector's own export path (PROTOCOL.md "Graphs"), measured once in a fresh worker under the protocol's
-environment (one thread, SGD, 3 warm-up and 21 timed iterations, median; peak bytes from the allocator
-tracker), and predicted with `abacus predict` (cpu1). Not a campaign: one measurement per network, so
+collector's own export path (PROTOCOL.md "Graphs"), measured once in a fresh worker by the collector's
+own measurement code under the protocol's environment (one thread, SGD, a dry run before the baseline,
+3 warm-up iterations, then at least 10 timed ones; median time, peak bytes from the allocator tracker),
+and predicted with `abacus predict` (cpu1). Not a campaign: one measurement per network, so
 the time column carries the machine's noise (docs/COLLECTOR.md). Needs `make` first (the tracker and the
 binary).
 """
@@ -177,48 +178,18 @@ def register(name):
 
 
 def measure(name, batch):
-    """Runs in a fresh worker (protocol environment, tracker preloaded): one JSON line."""
-    import ctypes
-    import gc
-    import time
-    lib = ctypes.CDLL(None)
-    live, peak, reset = lib.abacus_tracker_live, lib.abacus_tracker_peak, lib.abacus_tracker_reset_peak
-    live.restype = peak.restype = ctypes.c_longlong
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1)
-    net, size = register(name)
-    gc.collect()
-    base = live()
-    torch.manual_seed(0)
-    model = net.build(size)
-    model.train()
-    x = net.make_input(batch, size)
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    state = {}
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        out = model(x)
-        if "crit" not in state:
-            two_d = out.dim() == 2
-            state["crit"] = nn.CrossEntropyLoss() if two_d else nn.MSELoss()
-            state["y"] = torch.randint(0, out.shape[1], (batch,)) if two_d else torch.zeros_like(out)
-        loss = state["crit"](out, state["y"])
-        del out
-        loss.backward()
-        opt.step()
-
-    for _ in range(3):
-        step()
-    reset()
-    times = []
-    for _ in range(21):
-        t = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t)
-    times.sort()
-    print(json.dumps({"time_s": times[len(times) // 2], "memory_bytes": peak() - base,
-                      "params": sum(p.numel() for p in model.parameters())}))
+    """Runs in a fresh worker (protocol environment, tracker preloaded): one JSON line. The collector's own
+    Worker measures, so the network gets exactly the protocol's treatment: a dry run before the baseline
+    (PyTorch's and oneDNN's first-use caches are not the job's memory), warm-up, then the timed
+    iterations (median time, peak live bytes)."""
+    from collector import worker
+    w = worker.Worker(1)
+    _, size = register(name)
+    res = w.measure({"id": 0, "network": name, "size": size, "batch": batch, "optimizer": "sgd"})
+    if res.get("status") != "ok":
+        sys.exit(f"{name}: {res.get('status')}: {res.get('error')}")
+    print(json.dumps({"time_s": float(res["time_s"]), "memory_bytes": int(res["memory_bytes"]),
+                      "params": int(res["params"])}))
 
 
 def main(argv=None):

@@ -537,6 +537,10 @@ int ab_cost_norm(ab_ctx *c, ab_cost *k)
 	else
 		groups = x->rank > 0 ? x->numel / (x->dims[x->rank - 1] ? x->dims[x->rank - 1] : 1) : 1;
 	k->extra_bytes = 2 * 4 * groups;
+	/* BatchNorm's backward holds one input-sized buffer beside the input's gradient (the allocator
+	 * tracker: a peak of two input-sized tensors over what was live, one left after). */
+	if (!strcmp(c->n->op, "BatchNormalization") && ab_in_rg(c, 0))
+		k->bwd_workspace = bytes_of(x);
 	/* PyTorch's CPU batch norm (statistics, normalisation and backward) loops over (sample, channel)
 	 * rows and vectorises within a row's map. A map of 2 to 15 elements (2×2, 3×3, 1×2: the last stages
 	 * of a network at small inputs) fills no vector: measured on cpu1, fwd + bwd of [8, 960, 2, 2] takes

@@ -515,6 +515,52 @@ void test_loss_memory(void)
 	}
 }
 
+/* A residual Add hands its output's gradient to both branches unchanged (memory.c): no copies. x 2×4×16,
+ * W 16×256, h = x·W, r = Relu(h), y = h + r, MSE (O = 8192 B, W = 16384 B). Forward ends with r (saved by
+ * Relu) and y; the loss keeps one buffer and passes a second (4O: a peak); backward adds dy (4O again) and
+ * frees y; Add's backward allocates nothing (with a copy per branch it was 5O); Relu's frees r, then dW
+ * (2O + W). Persistent: W, momentum W, x 512, the zero target O. BatchNorm's backward holds one
+ * input-sized buffer beside the input's gradient, when the input needs one. */
+void test_residual_add_grad(void);
+void test_residual_add_grad(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 4, 16));
+	tb_weight(m, "w", D(16, 256));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "Relu", L("h"), L("r"));
+	tb_node(m, "Add", L("h", "r"), L("y"));
+	tb_output(m, "y");
+	ANALYZE(m, 2);
+	const abacus_memory *mem = abacus_analysis_memory(a);
+	int64_t O = 8192, W = 16384;
+	CHECK_EQ_I64(mem->persistent, 2 * W + 512 + O);
+	CHECK_EQ_I64(mem->peak - mem->persistent, 4 * O);
+	DONE();
+
+	tb_model *b = tb_new(14);
+	tb_input(b, "x", D(-1, 8, 4, 4));
+	tb_weight(b, "w", D(8, 8, 1, 1));
+	const char *p[4] = { "s", "b", "m", "v" };
+	for (int k = 0; k < 4; k++)
+		tb_weight(b, p[k], D(8));
+	tb_node(b, "BatchNormalization", L("x", "s", "b", "m", "v"), L("n0", "rm0", "rv0"));
+	tb_attr_int(b, "training_mode", 1);
+	tb_node(b, "Conv", L("n0", "w"), L("c"));
+	tb_node(b, "BatchNormalization", L("c", "s", "b", "m", "v"), L("n1", "rm1", "rv1"));
+	tb_attr_int(b, "training_mode", 1);
+	tb_output(b, "n1");
+	abacus_graph *g2;
+	abacus_analysis *a2 = t_analyze(b, 2, &g2, &err);
+	CHECK(a2 != NULL && a2->n_layers == 3);
+	if (a2) {
+		CHECK_EQ_I64(a2->costs[0].bwd_workspace, 0);       /* x needs no gradient */
+		CHECK_EQ_I64(a2->costs[2].bwd_workspace, 2 * 8 * 16 * 4); /* c does: one buffer of its size */
+	}
+	abacus_analysis_free(a2);
+	abacus_graph_free(g2);
+}
+
 /* A weight the exporter transposes in a node of its own, hoisted to the graph's start, gets its gradient
  * in its consumer's backward (memory.c param_grads), as PyTorch's Linear does. x 4×8, W0 8×64, W1 16×64:
  * T = Transpose(W1) first, h = x·W0, r = Relu(h), y = r·T. Backward (bytes): the loss leaves r (1024,

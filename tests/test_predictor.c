@@ -10,9 +10,9 @@
 #include "util.h"
 
 #define SMALL "tests/data/small.csv"
-#define EXPECT_ANALYTIC_MEM 0.00631568216839621
-#define EXPECT_MEM 0.00132886797765783
-#define EXPECT_TIME 0.124714302235768
+#define EXPECT_ANALYTIC_MEM 0.00631550140051185
+#define EXPECT_MEM 0.00131227190640819
+#define EXPECT_TIME 0.124696437962586
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
