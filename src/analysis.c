@@ -294,6 +294,9 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 			a->slow_conv_flops[0] += f;
 		if (k->slow_path & AB_SLOW_THREADS)
 			a->slow_conv_flops[1] += f;
+		for (int th = 0; th < 2 && k->pad_weight > 1; th++)
+			if (!(k->slow_path & (th ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD)))
+				a->pad_extra_flops[th] += (k->pad_weight - 1) * f;
 	}
 	if (L->category == ABACUS_CAT_GROUPCONV && k->dw_weight[0] > 0)
 		a->dw_extra_flops += (k->dw_weight[0] - 1) * (double)L->forward_flops +

@@ -248,6 +248,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[11] = a->serial_bytes;
 	t[12] = a->slow_conv_flops[threads > 1];
 	t[0] -= t[12];
+	t[0] += a->pad_extra_flops[threads > 1];
 	t[1] += a->dw_extra_flops;
 	t[13] = a->param_tensors * (adam ? AB_ADAM_STEP_TENSOR : 1.0);
 	t[14] = a->norm_rows;
@@ -271,6 +272,8 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 	const double *dw = a->costs[i].dw_weight;
 	if (k == 1 && dw[0] > 0)
 		w += c[1] * (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);
+	else if (k == 0 && a->costs[i].pad_weight > 1)
+		w += c[0] * a->costs[i].pad_weight * ((double)l->forward_flops + (double)l->backward_flops);
 	else if (k >= 0)
 		w += c[k] * ((double)l->forward_flops + (double)l->backward_flops);
 	return w;

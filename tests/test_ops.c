@@ -617,6 +617,43 @@ void test_conv_backward_workspace(void)
 	DONE();
 }
 
+/* oneDNN computes output channels in blocks of 16 (ops_nn.c conv_path): a 32 → 3 convolution's FLOPs
+ * count 16/3 times in the dense-convolution term; a 32 → 32 one's once. Batch 4, 3×3 with padding 1 on
+ * 8×8: oneDNN's path on one thread. Its reported FLOPs stay the real ones: 2 × 4·3·64 × 32·9 = 442368
+ * forward, and as much for the weights' gradient (the input needs none). */
+void test_conv_channel_blocks(void);
+void test_conv_channel_blocks(void)
+{
+	for (int narrow = 0; narrow < 2; narrow++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 32, 8, 8));
+		tb_weight(m, "w", D(narrow ? 3 : 32, 32, 3, 3));
+		tb_node(m, "Conv", L("x", "w"), L("y"));
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze(m, 4, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		const abacus_layer *l = t_layer(a, "Conv");
+		double f = (double)l->forward_flops + (double)l->backward_flops, t[AB_TIME_TERMS];
+		ab_time_terms(t, a, 1);
+		if (narrow) {
+			CHECK_EQ_I64(l->forward_flops, 442368);
+			CHECK_EQ_I64(l->backward_flops, 442368);
+			CHECK(fabs(a->costs[0].pad_weight - 16.0 / 3.0) < 1e-12);
+			CHECK(fabs(t[0] - f * 16.0 / 3.0) < 1e-6 * f);
+		} else {
+			CHECK(a->costs[0].pad_weight == 0);
+			CHECK(t[0] == f);
+		}
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
 /* A depthwise convolution whose input PyTorch holds channels-last (a permute to NCHW, passed on by an
  * element-wise op) keeps 256× its weight in backward (ops_nn.c): x B×8×8×16 → Transpose [0,3,1,2] →
  * Relu → depthwise 7×7 (16 × 49 floats = 3136 B → 802816 B); the same convolution on the contiguous
