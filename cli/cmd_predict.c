@@ -92,9 +92,9 @@ int cmd_predict(int argc, char **argv)
 		       abacus_optimizer_name(o.cfg.optimizer));
 		json_str(stdout, pr.hw);
 		printf(", \"time_s\": %.6g, \"time_lo_s\": %.6g, \"time_hi_s\": %.6g, \"memory_bytes\": %lld, "
-		       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"calib_s\": %.6g,\n",
+		       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"calib_s\": %.6g, \"time_analytic_s\": %.6g,\n",
 		       pr.time_s, pr.time_lo_s, pr.time_hi_s, (long long)pr.memory_bytes, (long long)pr.memory_lo_bytes,
-		       (long long)pr.memory_hi_bytes, pr.calib_s);
+		       (long long)pr.memory_hi_bytes, pr.calib_s, pr.time_analytic_s);
 		printf(" \"memory_breakdown\": {\"weights\": %lld, \"buffers\": %lld, \"gradients\": %lld, \"optimizer\": %lld, "
 		       "\"inputs\": %lld, \"activations\": %lld, \"workspace\": %lld, \"learned_correction\": %lld},\n ",
 		       (long long)m->weights, (long long)m->buffers, (long long)m->gradients, (long long)m->optimizer,

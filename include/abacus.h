@@ -262,6 +262,8 @@ typedef struct abacus_prediction {
 	int64_t memory_bytes, memory_lo_bytes, memory_hi_bytes;    /* peak memory, 90 % interval */
 	const char *hw;                                            /* owned by the predictor */
 	double calib_s;                                            /* machine speed index used */
+	double time_analytic_s;                                    /* the fitted analytic time alone, before the
+	                                                            * learned correction */
 } abacus_prediction;
 
 /* Predicts the configuration analysed in `a` on hardware `hw` (NULL: the first known). `calib_s` is the

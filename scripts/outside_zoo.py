@@ -1,6 +1,6 @@
 """Networks unlike the zoo's, measured and predicted: a check of how Abacus does on graphs it never saw.
 
-  /usr/bin/python3 scripts/outside_zoo.py [--out DIR] [--batch 4] [--model FILE] [--only a,b]
+  /usr/bin/python3 scripts/outside_zoo.py [--out DIR] [--batch 4] [--model FILE] [--only a,b] [--repeat N]
 
 Ten small networks built here, none of them in collector/zoo.py nor like its members in structure: a
 pre-norm Transformer decoder LM with a causal mask, a 2-layer bidirectional GRU, a 2-layer LSTM with
@@ -11,8 +11,9 @@ LogSoftmax, einsum attention, and a DenseNet-like concatenating CNN. Each is exp
 collector's own export path (PROTOCOL.md "Graphs"), measured once in a fresh worker by the collector's
 own measurement code under the protocol's environment (one thread, SGD, a dry run before the baseline,
 3 warm-up iterations, then at least 10 timed ones; median time, peak bytes from the allocator tracker),
-and predicted with `abacus predict` (cpu1). Not a campaign: one measurement per network, so
-the time column carries the machine's noise (docs/COLLECTOR.md). Needs `make` first (the tracker and the
+and predicted with `abacus predict` (cpu1). Not a campaign: one measurement per network unless
+--repeat N asks for N workers (the median time is scored, the spread printed), so the time column
+carries the machine's noise (docs/COLLECTOR.md). Needs `make` first (the tracker and the
 binary).
 """
 from __future__ import annotations
@@ -198,6 +199,7 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=4)
     ap.add_argument("--model", default=None, help="predictor bundle (default: the bundled one)")
     ap.add_argument("--only", default="", help="comma-separated subset of the networks")
+    ap.add_argument("--repeat", type=int, default=1, help="workers per network (median time)")
     ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)  # worker mode
     a = ap.parse_args(argv)
     if a.measure:
@@ -222,12 +224,18 @@ def main(argv=None):
         net, size = register(name)
         path = os.path.join(a.out, f"{name}.onnx")
         export_onnx.export_graph(name, size, path)
-        w = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure", name, "--batch", str(a.batch)],
-                           env=env, capture_output=True, text=True, timeout=900)
-        if w.returncode != 0:
-            print(f"{name:18s} measurement failed: {w.stderr.strip().splitlines()[-1:]}")
+        runs = []
+        for _ in range(max(1, a.repeat)):
+            w = subprocess.run([sys.executable, os.path.abspath(__file__), "--measure", name, "--batch", str(a.batch)],
+                               env=env, capture_output=True, text=True, timeout=900)
+            if w.returncode != 0:
+                print(f"{name:18s} measurement failed: {w.stderr.strip().splitlines()[-1:]}")
+                break
+            runs.append(json.loads(w.stdout.strip().splitlines()[-1]))
+        if len(runs) < max(1, a.repeat):
             continue
-        m = json.loads(w.stdout.strip().splitlines()[-1])
+        times = sorted(r["time_s"] for r in runs)
+        m = dict(runs[0], time_s=times[len(times) // 2])
         cmd = [abacus, "predict", path, "--batch", str(a.batch), "--hw", "cpu1", "--format", "json"]
         if a.model:
             cmd += ["--model", a.model]
@@ -240,7 +248,9 @@ def main(argv=None):
         em = (d["memory_bytes"] - m["memory_bytes"]) / m["memory_bytes"]
         rows.append((et, em))
         print(f"{name:18s} {m['params']:9d} {d['time_s'] * 1e3:8.2f}ms {m['time_s'] * 1e3:8.2f}ms {100 * et:+5.0f}%"
-              f" {d['memory_bytes'] / 2**20:7.1f}Mi {m['memory_bytes'] / 2**20:7.1f}Mi {100 * em:+5.0f}%", flush=True)
+              f" {d['memory_bytes'] / 2**20:7.1f}Mi {m['memory_bytes'] / 2**20:7.1f}Mi {100 * em:+5.0f}%"
+              + (f"   (time {times[0] * 1e3:.2f}-{times[-1] * 1e3:.2f} ms over {len(times)} workers)" if len(times) > 1 else ""),
+              flush=True)
     if rows:
         n = len(rows)
         print(f"MRE over {n} networks: time {100 * sum(abs(r[0]) for r in rows) / n:.1f} %, "

@@ -219,7 +219,9 @@ static int flop_term(abacus_category c)
  *   are 1×1 convolutions. In term 1 depthwise convolutions' FLOPs are weighted by their kernels'
  *   measured rates (ab_cost.dw_weight: a 5×5's backward runs at a sixth of a 3×3's, ops_nn.c).
  *   13 the optimizer step's parameter tensors (model.h), 14 batch-norm rows on maps of 2-15 elements,
- *   which PyTorch's kernels do not vectorise (ops_nn.c ab_cost_norm). */
+ *   which PyTorch's kernels do not vectorise (ops_nn.c ab_cost_norm), 15 the share of terms 5 and 9
+ *   whose parameter traffic stays in the last-level cache (weights, gradients and optimizer state
+ *   within AB_CACHE_BYTES), taken out of them. */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -252,6 +254,12 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[1] += a->dw_extra_flops;
 	t[13] = a->param_tensors * (adam ? AB_ADAM_STEP_TENSOR : 1.0);
 	t[14] = a->norm_rows;
+	/* The parameter-sized traffic of the step (terms 5 and 9) runs from cache when weights, gradients and
+	 * optimizer state fit in it: the share that fits moves to term 15. */
+	double foot = (double)M->weights * (adam ? 4 : 3), fit = foot > AB_CACHE_BYTES ? AB_CACHE_BYTES / foot : 1;
+	t[15] = (t[5] + t[9]) * fit;
+	t[5] *= 1 - fit;
+	t[9] *= 1 - fit;
 }
 
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i, int threads)
@@ -281,7 +289,8 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 
 double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS])
 {
-	return m->coef[hw][5] * terms[5] + m->coef[hw][9] * terms[9] + m->coef[hw][13] * terms[13];
+	return m->coef[hw][5] * terms[5] + m->coef[hw][9] * terms[9] + m->coef[hw][13] * terms[13] +
+	       m->coef[hw][15] * terms[15];
 }
 
 double ab_model_calib(const ab_model *m, int hw, double calib)

@@ -20,7 +20,7 @@
 
 #define AB_MAX_HW 16
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
-#define AB_TIME_TERMS 15
+#define AB_TIME_TERMS 16
 /* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
  * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
  * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes and
@@ -29,6 +29,7 @@
  * vgg11 and an MLP all give Adam/SGD = 3.0). The step terms count tensors and bytes in units of SGD's
  * cost, so one fitted rate per term serves both optimizers. */
 #define AB_ADAM_STEP_TENSOR 3.5 /* Adam's step cost per parameter tensor, in units of SGD's */
+#define AB_CACHE_BYTES 33554432.0 /* the last-level cache the step's parameter traffic can stay in (model.c) */
 #define AB_ADAM_STEP_BYTES 3.0  /* Adam's step cost per parameter byte, in units of SGD's */
 
 typedef struct ab_examples {

@@ -264,6 +264,46 @@ void test_batchnorm_small_maps(void)
 	DONE();
 }
 
+/* Term 15 (model.c): the step's parameter traffic that fits in the last-level cache. y = x·W with W of
+ * 256×256 floats (256 KiB; × 3 with gradient and momentum: in cache): terms 5 and 9 move whole to 15.
+ * With W of 4096×4096 (64 MiB; × 3 = 192 MiB, of which 32 MiB fit: a sixth) a sixth moves, with Adam
+ * (× 4 = 256 MiB) an eighth, of a step term three times SGD's. */
+void test_step_cache_share(void);
+void test_step_cache_share(void)
+{
+	const int64_t sides[3] = { 256, 4096, 4096 };
+	for (int k = 0; k < 3; k++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, sides[k]));
+		tb_weight(m, "w", D(sides[k], sides[k]));
+		tb_node(m, "MatMul", L("x", "w"), L("y"));
+		tb_output(m, "y");
+		uint8_t *buf;
+		size_t len;
+		tb_pack(m, &buf, &len);
+		tb_free(m);
+		abacus_graph *g = NULL;
+		abacus_analysis *a = NULL;
+		abacus_error err;
+		abacus_config cfg = ABACUS_CONFIG_INIT;
+		cfg.batch = 2;
+		if (k == 2)
+			cfg.optimizer = ABACUS_OPT_ADAM;
+		CHECK(abacus_graph_load(&g, buf, len, &err) == 0 && abacus_analyze(&a, g, &cfg, &err) == 0);
+		free(buf);
+		if (a) {
+			double t[AB_TIME_TERMS], W = (double)(sides[k] * sides[k] * 4);
+			ab_time_terms(t, a, 1);
+			double fit = k == 0 ? 1 : k == 1 ? 1.0 / 6 : 1.0 / 8, step = k == 2 ? AB_ADAM_STEP_BYTES : 1;
+			CHECK(fabs(t[15] - (W + W * step) * fit) < 1e-6 * W);
+			CHECK(fabs(t[5] - W * (1 - fit)) < 1e-6 * W);
+			CHECK(fabs(t[9] - W * step * (1 - fit)) < 1e-6 * W);
+		}
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
 /* LSTM, seq 5, batch 2, input 10, hidden 20, one direction.
  * Gate MACs per step and sample: 4·20 × (10 + 20) = 2400; 10 steps·samples → 2·24000 = 48000 FLOPs,
  * plus 5 element-wise FLOPs per gate element: 10 × 80 × 5 = 4000 → 52000.
