@@ -11,6 +11,13 @@
 
 abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err)
 {
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = batch;
+	return t_analyze_cfg(m, &cfg, g, err);
+}
+
+abacus_analysis *t_analyze_cfg(tb_model *m, const abacus_config *cfg, abacus_graph **g, abacus_error *err)
+{
 	uint8_t *buf;
 	size_t len;
 	tb_pack(m, &buf, &len);
@@ -20,10 +27,8 @@ abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_
 	free(buf);
 	if (rc)
 		return NULL;
-	abacus_config cfg = ABACUS_CONFIG_INIT;
-	cfg.batch = batch;
 	abacus_analysis *a = NULL;
-	if (abacus_analyze(&a, *g, &cfg, err)) {
+	if (abacus_analyze(&a, *g, cfg, err)) {
 		abacus_graph_free(*g);
 		*g = NULL;
 		return NULL;
@@ -278,19 +283,14 @@ void test_step_cache_share(void)
 		tb_weight(m, "w", D(sides[k], sides[k]));
 		tb_node(m, "MatMul", L("x", "w"), L("y"));
 		tb_output(m, "y");
-		uint8_t *buf;
-		size_t len;
-		tb_pack(m, &buf, &len);
-		tb_free(m);
 		abacus_graph *g = NULL;
-		abacus_analysis *a = NULL;
 		abacus_error err;
 		abacus_config cfg = ABACUS_CONFIG_INIT;
 		cfg.batch = 2;
 		if (k == 2)
 			cfg.optimizer = ABACUS_OPT_ADAM;
-		CHECK(abacus_graph_load(&g, buf, len, &err) == 0 && abacus_analyze(&a, g, &cfg, &err) == 0);
-		free(buf);
+		abacus_analysis *a = t_analyze_cfg(m, &cfg, &g, &err);
+		CHECK(a != NULL);
 		if (a) {
 			double t[AB_TIME_TERMS], W = (double)(sides[k] * sides[k] * 4);
 			ab_time_terms(t, a, 1);
