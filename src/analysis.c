@@ -298,9 +298,12 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 			if (!(k->slow_path & (th ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD)))
 				a->pad_extra_flops[th] += (k->pad_weight - 1) * f;
 	}
-	if (L->category == ABACUS_CAT_GROUPCONV && k->dw_weight[0] > 0)
-		a->dw_extra_flops += (k->dw_weight[0] - 1) * (double)L->forward_flops +
-		                     (k->dw_weight[1] - 1) * (double)L->backward_flops;
+	if (L->category == ABACUS_CAT_GROUPCONV && k->dw_weight[0] > 0) {
+		double wf = k->dw_weight[0] * (double)L->forward_flops + k->dw_weight[1] * (double)L->backward_flops;
+		a->dw_flops += f;
+		a->dw_weighted_flops += wf;
+		a->dw_extra_flops += wf - f;
+	}
 	if (view) {
 		int free_view = wl;
 		a->layer_view[a->n_layers - 1] = free_view ? AB_LAYER_FREE : AB_LAYER_VIEW;

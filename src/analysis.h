@@ -59,6 +59,7 @@ struct abacus_analysis {
 	                                * conv_path): [0] on one thread, [1] on several */
 	double pad_extra_flops[2];     /* what rounding oneDNN convolutions' output channels up to 16 adds to
 	                                * the dense-convolution FLOPs (ab_cost.pad_weight), by thread class */
+	double dw_flops, dw_weighted_flops; /* depthwise convolutions' FLOPs, and weighted by their rates */
 	double dw_extra_flops;         /* what weighting depthwise FLOPs by their rates (ab_cost.dw_weight) adds
 	                                * to the grouped-convolution FLOPs */
 	/* Per layer: AB_LAYER_KERNEL runs a kernel; AB_LAYER_VIEW is a view op (Reshape, Transpose, Slice, ...)

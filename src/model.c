@@ -251,7 +251,17 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[12] = a->slow_conv_flops[threads > 1];
 	t[0] -= t[12];
 	t[0] += a->pad_extra_flops[threads > 1];
-	t[1] += a->dw_extra_flops;
+	/* On one thread, depthwise FLOPs are priced at a measured multiple of the dense rate, not at a rate
+	 * of their own: fitted freely, that rate came out 5× too fast (123 GFLOP/s for a 3×3, which runs at
+	 * 22-24 here, dense convolutions at 87-177) and activation bytes took the difference, so networks
+	 * unlike the zoo's mobilenets were mispriced (convmixer's six 5×5s at 9 ms of their 38). On two
+	 * threads the ratio differs and is left to the fit (term 1). */
+	if (threads <= 1) {
+		t[1] -= a->dw_flops;
+		t[0] += AB_DW_DENSE_RATIO * a->dw_weighted_flops;
+	} else {
+		t[1] += a->dw_extra_flops;
+	}
 	t[13] = a->param_tensors * (adam ? AB_ADAM_STEP_TENSOR : 1.0);
 	t[14] = a->norm_rows;
 	/* The parameter-sized traffic of the step (terms 5 and 9) runs from cache when weights, gradients and
@@ -279,7 +289,8 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 	           c[14] * (double)a->costs[i].norm_rows;
 	const double *dw = a->costs[i].dw_weight;
 	if (k == 1 && dw[0] > 0)
-		w += c[1] * (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);
+		w += (threads <= 1 ? c[0] * AB_DW_DENSE_RATIO : c[1]) *
+		     (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);
 	else if (k == 0 && a->costs[i].pad_weight > 1)
 		w += c[0] * a->costs[i].pad_weight * ((double)l->forward_flops + (double)l->backward_flops);
 	else if (k >= 0)

@@ -809,7 +809,8 @@ void test_conv_slow_path(void)
 /* Depthwise convolutions: 3×3, 5×5 and 3×3 dilated 2, 8 channels, group 8, on B×8×8×8 (pads keep 8×8).
  * Term 1 counts the 3×3 as it is, the 5×5's forward (9/25)^0.65 times and its backward (input and weight
  * gradients: 2 × B·8·64 outputs × 25 MACs × 2) 6.5 times, the dilated 3×3's forward once and its
- * backward 11 times (ops_nn.c conv_path). */
+ * backward 11 times (ops_nn.c conv_path). On one thread the weighted FLOPs go to the dense term 0 at
+ * AB_DW_DENSE_RATIO each (model.c); on two they stay in term 1. */
 void test_depthwise_backward_term(void);
 void test_depthwise_backward_term(void)
 {
@@ -830,14 +831,17 @@ void test_depthwise_backward_term(void)
 	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 2, 2, 2, 2 });
 	tb_output(m, "z");
 	ANALYZE(m, 2);
-	double t[AB_TIME_TERMS];
+	double t[AB_TIME_TERMS], t2[AB_TIME_TERMS];
 	ab_time_terms(t, a, 1);
+	ab_time_terms(t2, a, 2);
 	double out = 2.0 * 8 * 64;                  /* outputs of each conv */
 	double f3 = out * 9 * 2 * 2;                /* forward + weight gradient (x needs none) */
 	double f5_fwd = out * 25 * 2, f5_bwd = out * 25 * 2 * 2;
 	double fd_fwd = out * 9 * 2, fd_bwd = out * 9 * 2 * 2;
 	double want = f3 + pow(9.0 / 25, 0.65) * f5_fwd + 6.5 * f5_bwd + fd_fwd + 11 * fd_bwd;
-	CHECK(fabs(t[1] - want) < 1e-9 * want);
-	CHECK(t[0] == 0 && t[12] == 0);
+	CHECK(fabs(t2[1] - want) < 1e-9 * want);
+	CHECK(t2[0] == 0 && t2[12] == 0);
+	CHECK(fabs(t[0] - AB_DW_DENSE_RATIO * want) < 1e-9 * want);
+	CHECK(fabs(t[1]) < 1e-9 * want && t[12] == 0);
 	DONE();
 }
