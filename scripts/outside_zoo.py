@@ -190,7 +190,7 @@ def measure(name, batch):
     if res.get("status") != "ok":
         sys.exit(f"{name}: {res.get('status')}: {res.get('error')}")
     print(json.dumps({"time_s": float(res["time_s"]), "memory_bytes": int(res["memory_bytes"]),
-                      "params": int(res["params"])}))
+                      "params": int(res["params"]), "calib_s": float(res.get("calib_s") or 0)}))
 
 
 def main(argv=None):
@@ -235,8 +235,13 @@ def main(argv=None):
         if len(runs) < max(1, a.repeat):
             continue
         times = sorted(r["time_s"] for r in runs)
-        m = dict(runs[0], time_s=times[len(times) // 2])
+        calibs = sorted(r.get("calib_s", 0) for r in runs)
+        m = dict(runs[0], time_s=times[len(times) // 2], calib_s=calibs[len(calibs) // 2])
+        # The machine's speed index measured beside the network (PROTOCOL.md), as `abacus predict --calib`
+        # would get it from `abacus calibrate`: the comparison the dataset's speed-adjusted figures make.
         cmd = [abacus, "predict", path, "--batch", str(a.batch), "--hw", "cpu1", "--format", "json"]
+        if m.get("calib_s", 0) > 0:
+            cmd += ["--calib", repr(m["calib_s"])]
         if a.model:
             cmd += ["--model", a.model]
         p = subprocess.run(cmd, capture_output=True, text=True)

@@ -501,9 +501,34 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 		yt[i] = log(ex->time[r] / time_base(m, ex, r, ex->calib[r]));
 		ym[i] = log(ex->mem[r] / ex->peak[r]);
 	}
-	if ((rc = ab_ensemble_train(&m->time, X, yt, n, d, p, err)))
+	/* Time rows weigh by their hardware id's measurement precision: the inverse of the variance of log
+	 * time between repeated measurements of one configuration, relative to the most precise id's (an id
+	 * with fewer than AB_MIN_NOISE_PAIRS repeated pairs weighs 1). cpu2's rows (two threads on a shared
+	 * host) are several times noisier than cpu1's; at equal weight they pulled the shared trees, and
+	 * cpu1's random-split error grew with cpu2's rows (7.41 % on 1,670 rows, 7.91 % on 2,080). */
+	double var[AB_MAX_HW] = { 0 }, pairs[AB_MAX_HW] = { 0 }, best = INFINITY;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = i + 1; j < n; j++) {
+			const abacus_row *a = ex->rows[idx[i]], *b = ex->rows[idx[j]];
+			if (ex->hw[idx[i]] != ex->hw[idx[j]] || a->batch != b->batch || strcmp(a->network, b->network) ||
+			    strcmp(a->input_shape, b->input_shape) || strcmp(a->optimizer, b->optimizer))
+				continue;
+			double l = log(ex->time[idx[i]] / ex->time[idx[j]]);
+			var[ex->hw[idx[i]]] += 0.5 * l * l;
+			pairs[ex->hw[idx[i]]]++;
+		}
+	for (int h = 0; h < ex->n_hw; h++) {
+		var[h] = pairs[h] >= AB_MIN_NOISE_PAIRS ? var[h] / pairs[h] : 0;
+		if (var[h] > 0 && var[h] < best)
+			best = var[h];
+	}
+	for (size_t i = 0; i < n; i++) {
+		double e = var[ex->hw[idx[i]]];
+		v[i] = e > 0 && isfinite(best) ? best / e : 1;
+	}
+	if ((rc = ab_ensemble_train(&m->time, X, yt, v, n, d, p, err)))
 		goto out;
-	rc = ab_ensemble_train(&m->mem, X, ym, n, d, p, err);
+	rc = ab_ensemble_train(&m->mem, X, ym, NULL, n, d, p, err);
 out:
 	ab_free(X);
 	ab_free(yt);

@@ -19,6 +19,7 @@
 #include "trees.h"
 
 #define AB_MAX_HW 16
+#define AB_MIN_NOISE_PAIRS 10 /* repeated pairs a hardware id needs for its rows to be weighted by their noise */
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
 #define AB_TIME_TERMS 16
 /* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD

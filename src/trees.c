@@ -127,33 +127,40 @@ int ab_tree_validate(const ab_tree *tr, int n_features, abacus_error *err)
 		}                                                                                         \
 	} while (0)
 
-int ab_ensemble_train(ab_ensemble *out, const double *X, const double *y, size_t n_rows, int n_features,
-                      const ab_train_params *prm, abacus_error *err)
+int ab_ensemble_train(ab_ensemble *out, const double *X, const double *y, const double *w, size_t n_rows,
+                      int n_features, const ab_train_params *prm, abacus_error *err)
 {
 	memset(out, 0, sizeof *out);
 	int rc = 0;
 	DMatrixHandle dm = NULL;
 	BoosterHandle bst = NULL;
-	float *xf = NULL, *yf = NULL;
+	float *xf = NULL, *yf = NULL, *wf = NULL;
 	char buf[64];
 	if (n_rows < 2)
 		return ab_err(err, ABACUS_EINVAL, "", "need at least 2 training rows, got %zu", n_rows);
 	xf = ab_malloc(n_rows * (size_t)n_features * sizeof *xf);
 	yf = ab_malloc(n_rows * sizeof *yf);
-	if (!xf || !yf) {
+	wf = w ? ab_malloc(n_rows * sizeof *wf) : NULL;
+	if (!xf || !yf || (w && !wf)) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
-	double mean = 0;
+	double mean = 0, wsum = 0;
 	for (size_t i = 0; i < n_rows; i++) {
 		for (int j = 0; j < n_features; j++)
 			xf[i * (size_t)n_features + (size_t)j] = (float)X[i * (size_t)n_features + (size_t)j];
 		yf[i] = (float)y[i];
-		mean += y[i];
+		double wi = w ? w[i] : 1;
+		if (wf)
+			wf[i] = (float)wi;
+		mean += wi * y[i];
+		wsum += wi;
 	}
-	mean /= (double)n_rows;
+	mean = wsum > 0 ? mean / wsum : 0;
 	XGB(XGDMatrixCreateFromMat(xf, (bst_ulong)n_rows, (bst_ulong)n_features, NAN, &dm));
 	XGB(XGDMatrixSetFloatInfo(dm, "label", yf, (bst_ulong)n_rows));
+	if (wf)
+		XGB(XGDMatrixSetFloatInfo(dm, "weight", wf, (bst_ulong)n_rows));
 	XGB(XGBoosterCreate(&dm, 1, &bst));
 	/* base_score is set explicitly so that the native evaluator can add it without reading XGBoost's
 	 * JSON configuration. */
@@ -215,6 +222,7 @@ out:
 		XGDMatrixFree(dm);
 	ab_free(xf);
 	ab_free(yf);
+	ab_free(wf);
 	if (rc)
 		ab_ensemble_free(out);
 	return rc;

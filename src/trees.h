@@ -30,8 +30,9 @@ typedef struct ab_train_params {
 	uint64_t seed;
 } ab_train_params;
 
-int ab_ensemble_train(ab_ensemble *out, const double *X, const double *y, size_t n_rows, int n_features,
-                      const ab_train_params *prm, abacus_error *err);
+/* `w`: a weight per row (NULL: all 1). */
+int ab_ensemble_train(ab_ensemble *out, const double *X, const double *y, const double *w, size_t n_rows,
+                      int n_features, const ab_train_params *prm, abacus_error *err);
 double ab_ensemble_predict(const ab_ensemble *e, const double *x, int n_features);
 /* Checks feature indices and that children follow parents (so every walk ends). */
 int ab_tree_validate(const ab_tree *tr, int n_features, abacus_error *err);

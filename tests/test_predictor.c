@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tests.h"
+#include "trees.h"
 #include "util.h"
 
 #define SMALL "tests/data/small.csv"
@@ -383,4 +384,31 @@ void test_bundle_alloc_failure(void)
 		CHECK(p == NULL);
 	}
 	free(data);
+}
+
+/* Row weights reach XGBoost (trees.c): 40 rows of one feature, each labelled +1 with weight 1 and again
+ * -1 with weight 0.01. The fit follows the heavy rows, to (1 - 0.01) / (1 + 0.01) = 0.98 at most; with
+ * equal weights the labels cancel to 0. */
+void test_tree_row_weights(void);
+void test_tree_row_weights(void)
+{
+	enum { N = 80 };
+	double X[N], y[N], w[N];
+	for (int i = 0; i < N; i++) {
+		X[i] = (double)(i % 40);
+		y[i] = i < 40 ? 1 : -1;
+		w[i] = i < 40 ? 1 : 0.01;
+	}
+	ab_train_params p = { 50, 3, 0.3, 1.0, 1.0, 0.0, 0.0, 1 };
+	abacus_error err;
+	for (int weighted = 0; weighted < 2; weighted++) {
+		ab_ensemble e;
+		CHECK(ab_ensemble_train(&e, X, y, weighted ? w : NULL, N, 1, &p, &err) == 0);
+		double x = 7, f = ab_ensemble_predict(&e, &x, 1);
+		if (weighted)
+			CHECK(f > 0.9 && f < 0.99);
+		else
+			CHECK(fabs(f) < 0.01);
+		ab_ensemble_free(&e);
+	}
 }

@@ -8,7 +8,7 @@
 	X(test_truncated_files) X(test_random_bytes) X(test_cycle) X(test_missing_tensor)                  \
 	X(test_overflowing_dims) X(test_negative_dim) X(test_bad_batch_and_inputs) X(test_deep_nesting)    \
 	X(test_alloc_failure_every_n) X(test_zoo_all_graphs_resolve) X(test_zoo_params_exact)             \
-	X(test_resnet50_flops) X(test_fuzz_corpus_replay) X(test_opsets_11_and_17) X(test_external_data) X(test_dataset_parse) X(test_dataset_errors) X(test_predictor_roundtrip) X(test_predictor_corrupt_bundles) X(test_predictor_two_hw) X(test_fusion_patterns) X(test_fusion_memory) X(test_bias_epilogue) X(test_dropout_memory) X(test_loss_memory) X(test_residual_add_grad) X(test_transposed_weight_grad) X(test_conv_backward_workspace) X(test_conv_channel_blocks) X(test_channels_last_depthwise) X(test_eval_fixed_numbers) X(test_million_nodes) X(test_huge_declared_tensor) X(test_onehot_gathernd) X(test_dataset_rows_match_graphs) X(test_bundle_alloc_failure) X(test_large_block_reuse)
+	X(test_resnet50_flops) X(test_fuzz_corpus_replay) X(test_opsets_11_and_17) X(test_external_data) X(test_dataset_parse) X(test_dataset_errors) X(test_predictor_roundtrip) X(test_predictor_corrupt_bundles) X(test_predictor_two_hw) X(test_tree_row_weights) X(test_fusion_patterns) X(test_fusion_memory) X(test_bias_epilogue) X(test_dropout_memory) X(test_loss_memory) X(test_residual_add_grad) X(test_transposed_weight_grad) X(test_conv_backward_workspace) X(test_conv_channel_blocks) X(test_channels_last_depthwise) X(test_eval_fixed_numbers) X(test_million_nodes) X(test_huge_declared_tensor) X(test_onehot_gathernd) X(test_dataset_rows_match_graphs) X(test_bundle_alloc_failure) X(test_large_block_reuse)
 
 #define DECLARE(fn) void fn(void);
 CASES(DECLARE)
