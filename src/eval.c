@@ -128,8 +128,7 @@ static void noise_floor(const ab_examples *ex, int hw, double *buf_t, double *bu
 			continue;
 		for (size_t j = i + 1; j < ex->n; j++) {
 			const abacus_row *a = ex->rows[i], *b = ex->rows[j];
-			if (a->batch != b->batch || strcmp(a->network, b->network) || strcmp(a->input_shape, b->input_shape) ||
-			    strcmp(a->optimizer, b->optimizer) || strcmp(a->hw, b->hw))
+			if (!ab_rows_repeat(a, b))
 				continue;
 			double ta_ = a->time_s, tb = b->time_s;
 			/* A predictor that knew one measurement exactly would be off by this on the other. */

@@ -435,6 +435,12 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 	return best / (double)n;
 }
 
+int ab_rows_repeat(const abacus_row *a, const abacus_row *b)
+{
+	return a->batch == b->batch && !strcmp(a->network, b->network) && !strcmp(a->input_shape, b->input_shape) &&
+	       !strcmp(a->optimizer, b->optimizer) && !strcmp(a->hw, b->hw);
+}
+
 static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
                        abacus_error *err)
 {
@@ -509,9 +515,7 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 	double var[AB_MAX_HW] = { 0 }, pairs[AB_MAX_HW] = { 0 }, best = INFINITY;
 	for (size_t i = 0; i < n; i++)
 		for (size_t j = i + 1; j < n; j++) {
-			const abacus_row *a = ex->rows[idx[i]], *b = ex->rows[idx[j]];
-			if (ex->hw[idx[i]] != ex->hw[idx[j]] || a->batch != b->batch || strcmp(a->network, b->network) ||
-			    strcmp(a->input_shape, b->input_shape) || strcmp(a->optimizer, b->optimizer))
+			if (!ab_rows_repeat(ex->rows[idx[i]], ex->rows[idx[j]]))
 				continue;
 			double l = log(ex->time[idx[i]] / ex->time[idx[j]]);
 			var[ex->hw[idx[i]]] += 0.5 * l * l;

@@ -56,6 +56,9 @@ void ab_examples_free(ab_examples *ex);
 /* The analytic time terms of one analysed configuration on hardware running `threads` threads (which
  * convolutions take PyTorch's slow path depends on it). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
+/* Whether two rows measure the same configuration (network, input, batch, optimizer, hardware id): a
+ * repeated pair, as the noise floor (eval.c) and the trees' row weights (model.c) count them. */
+int ab_rows_repeat(const abacus_row *a, const abacus_row *b);
 /* Features of one analysed configuration on hardware with `threads` threads. */
 int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err);
 
