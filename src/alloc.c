@@ -9,7 +9,7 @@
  * a first touch costs ~10 us (a fault that the hypervisor serves): 2,100 faults made a 12 ms load 34 ms.
  * MAP_POPULATE fills a mapping in one kernel entry, and the cache makes a long-running process (a
  * scheduler loading graph after graph) reuse pages it has already touched. The cache holds at most
- * AB_CACHE_BYTES; abacus_release_memory() returns it to the kernel.
+ * AB_KEEP_BYTES; abacus_release_memory() returns it to the kernel.
  *
  * Every block starts with a header (its size and where it came from) so that ab_free and ab_realloc need
  * no size. Under AddressSanitizer all blocks come from malloc, so overflows of large tables are caught.
@@ -39,7 +39,7 @@
 
 #define AB_BIG_BLOCK ((size_t)256 << 10)
 #define AB_CACHE_SLOTS 32
-#define AB_CACHE_BYTES ((size_t)64 << 20)
+#define AB_KEEP_BYTES ((size_t)64 << 20)
 
 typedef union hdr {
 	struct {
@@ -99,7 +99,7 @@ static int cache_put(void *base, size_t len)
 {
 	int kept = 0;
 	pthread_mutex_lock(&cache_lock);
-	if (cache_bytes + len <= AB_CACHE_BYTES) {
+	if (cache_bytes + len <= AB_KEEP_BYTES) {
 		for (int k = 0; k < AB_CACHE_SLOTS; k++)
 			if (!cache_base[k]) {
 				cache_base[k] = base;

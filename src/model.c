@@ -221,7 +221,7 @@ static int flop_term(abacus_category c)
  *   13 the optimizer step's parameter tensors (model.h), 14 batch-norm rows on maps of 2-15 elements,
  *   which PyTorch's kernels do not vectorise (ops_nn.c ab_cost_norm), 15 the share of terms 5 and 9
  *   whose parameter traffic stays in the last-level cache (weights, gradients and optimizer state
- *   within AB_CACHE_BYTES), taken out of them. */
+ *   within AB_LLC_BYTES), taken out of them. */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -266,7 +266,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[14] = a->norm_rows;
 	/* The parameter-sized traffic of the step (terms 5 and 9) runs from cache when weights, gradients and
 	 * optimizer state fit in it: the share that fits moves to term 15. */
-	double foot = (double)M->weights * (adam ? 4 : 3), fit = foot > AB_CACHE_BYTES ? AB_CACHE_BYTES / foot : 1;
+	double foot = (double)M->weights * (adam ? 4 : 3), fit = foot > AB_LLC_BYTES ? AB_LLC_BYTES / foot : 1;
 	t[15] = (t[5] + t[9]) * fit;
 	t[5] *= 1 - fit;
 	t[9] *= 1 - fit;

@@ -31,7 +31,7 @@
  * cost, so one fitted rate per term serves both optimizers. */
 #define AB_ADAM_STEP_TENSOR 3.5 /* Adam's step cost per parameter tensor, in units of SGD's */
 #define AB_DW_DENSE_RATIO 6.0 /* a 3×3 depthwise FLOP costs this many dense-convolution FLOPs (model.c) */
-#define AB_CACHE_BYTES 33554432.0 /* the last-level cache the step's parameter traffic can stay in (model.c) */
+#define AB_LLC_BYTES 33554432.0 /* the last-level cache the step's parameter traffic can stay in (model.c) */
 #define AB_ADAM_STEP_BYTES 3.0  /* Adam's step cost per parameter byte, in units of SGD's */
 
 typedef struct ab_examples {
