@@ -34,14 +34,15 @@ phase() {
 make -s
 # Breadth first, cpu1 and cpu2 alternating so that every network has rows on both hardware ids early
 # (cross-hardware evaluation needs pairs); cpu2 covers at least 30 % of the configurations.
-# The cpu2 phases come before the long cpu1 ones: cpu2 had the further way to its row target.
+# cpu2 passed its 1,000-row target on 2026-12-03 at 16:30 with its first two phases; cpu1 has the
+# further way now (3,000), so its phases come first and cpu2's wider sizes last.
 phase --hw cpu1 --size 64 --seq 128 --batch 1,4,16
 phase --hw cpu2 --size 64 --seq 128 --batch 1,4,16
-phase --hw cpu2 --size 32,128 --seq 64,256 --batch 2,8,32
-phase --hw cpu2 --size 96,224 --seq 32,512 --batch 1,4,16
 phase --hw cpu1 --size 32,128 --seq 64,256 --batch 2,8,32
 phase --hw cpu1 --size 96,160,224 --seq 32,512 --batch 1,4,16
 phase --hw cpu1 --size all --seq all --batch 1,2,4,8,16,32
 # Batch 64 where cheap (the per-iteration limit skips the rest).
 phase --hw cpu1 --size 32,64 --seq 64,128 --batch 64
+phase --hw cpu2 --size 32,128 --seq 64,256 --batch 2,8,32
+phase --hw cpu2 --size 96,224 --seq 32,512 --batch 1,4,16
 echo "== $(date -u +%FT%TZ) campaign complete"
