@@ -13,7 +13,8 @@
  *   - Fallible functions return 0 or a negative ABACUS_E* code; out-parameters come first; the optional
  *     last argument `abacus_error *err` (may be NULL) receives the code, a message and where it happened.
  *   - `T **out` means the caller owns the result and frees it with abacus_<type>_free, which accepts NULL.
- *   - No global state: a loaded graph is immutable and may be analysed from several threads at once.
+ *   - No global state but a mutex-guarded cache of freed large blocks (abacus_release_memory): a loaded
+ *     graph is immutable and may be analysed from several threads at once.
  *
  * Worked example
  *
