@@ -4,6 +4,8 @@
  * allocation failure at every allocation of a load + analysis.
  */
 #include <dirent.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "tests.h"
@@ -445,4 +447,38 @@ void test_large_block_reuse(void)
 	ab_alloc_fail_after(1);
 	CHECK(ab_malloc(n) == NULL);
 	ab_alloc_fail_after(0);
+}
+
+/* The cache of freed large blocks is shared by threads (a scheduler analysing graphs in parallel): four
+ * threads each take, fill, check and free large blocks of different sizes 200 times; a block handed to
+ * two threads at once would show the other's bytes. */
+static void *block_churn(void *arg)
+{
+	unsigned char tag = (unsigned char)(uintptr_t)arg;
+	long bad = 0;
+	for (int k = 0; k < 200; k++) {
+		size_t n = ((size_t)1 << 18) + (size_t)(k % 4) * 40960;
+		unsigned char *p = ab_malloc(n);
+		if (!p)
+			return (void *)1;
+		memset(p, tag, n);
+		for (size_t i = 0; i < n; i += 4093)
+			bad += p[i] != tag;
+		ab_free(p);
+	}
+	return (void *)(uintptr_t)(bad != 0);
+}
+
+void test_large_block_threads(void);
+void test_large_block_threads(void)
+{
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++)
+		CHECK(pthread_create(&th[i], NULL, block_churn, (void *)(uintptr_t)(i + 1)) == 0);
+	for (int i = 0; i < 4; i++) {
+		void *r = NULL;
+		CHECK(pthread_join(th[i], &r) == 0);
+		CHECK(r == NULL);
+	}
+	abacus_release_memory();
 }
