@@ -325,6 +325,34 @@ class BiLSTMTagger(nn.Module):
         return self.out(h)
 
 
+class GRUClassifier(nn.Module):
+    """Sequence classifier: embedding, one GRU layer with H 128, classes from the last hidden state."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, emb=64, hidden=128, classes=4):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.rnn = nn.GRU(emb, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        _, h = self.rnn(self.emb(x))
+        return self.out(h[-1])
+
+
+class ElmanRNN(nn.Module):
+    """Plain tanh RNN, two layers with H 192, mean over time, classes."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, emb=96, hidden=192, classes=6):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.rnn = nn.RNN(emb, hidden, num_layers=2, batch_first=True)
+        self.out = nn.Linear(hidden, classes)
+
+    def forward(self, x):
+        h, _ = self.rnn(self.emb(x))
+        return self.out(h.mean(dim=1))
+
+
 class TextCNN(nn.Module):
     """Sentence classifier: embedding, 1-D convolutions of widths 3, 4, 5 over time, max over time."""
 
@@ -501,6 +529,15 @@ def _make_registry() -> Dict[str, Net]:
             candidates=TOKEN_LENGTHS),
         Net("mlp_mixer", "image", lambda s: MLPMixer(s), family="mixer", candidates=IMAGE_SIZES),
         Net("convmixer", "image", lambda s: ConvMixer(s), family="convmixer", candidates=IMAGE_SIZES),
+        # Added 2026-12-03 (second session): recurrent networks with small cells. The three above have
+        # H 256-512, where streaming the recurrent matrix dominates; at H 64-192 each step's dispatch
+        # does, and the fit had nothing to price it on (docs/COSTS.md, terms 10 and 11).
+        Net("gru_classifier", "tokens", lambda L: GRUClassifier(), family="rnn", vocab=TOKEN_VOCAB,
+            candidates=TOKEN_LENGTHS),
+        Net("small_bilstm_tagger", "tokens", lambda L: BiLSTMTagger(emb=48, hidden=64, tags=8),
+            family="rnn", vocab=TOKEN_VOCAB, candidates=TOKEN_LENGTHS),
+        Net("elman_rnn", "tokens", lambda L: ElmanRNN(), family="rnn", vocab=TOKEN_VOCAB,
+            candidates=TOKEN_LENGTHS),
     ]
     for net in custom:
         reg[net.name] = net

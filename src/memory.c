@@ -21,6 +21,7 @@ typedef struct sim {
 	int64_t saved;         /* activation storage kept for backward (part of live) */
 	int64_t extra;         /* extra saved buffers: indices, masks, statistics (part of live) */
 	int64_t pgrad;         /* parameter gradients (part of live) */
+	int64_t graph;         /* autograd records that live until the graph dies (part of extra) */
 	int64_t peak;
 	abacus_memory at_peak;
 	int overflow;
@@ -272,6 +273,9 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 				ab_sat_add(&s.saved, bytes(&a->shapes[sid[sv[j]]]));
 		if (a->layer_view[L] != AB_LAYER_FUSED)
 			add(&s, &s.extra, k->extra_bytes);
+		add(&s, &s.extra, k->graph_bytes);
+		if (ab_add(s.graph, k->graph_bytes, &s.graph))
+			s.overflow = 1;
 		/* Transient buffers of the forward kernel itself, live with its outputs and saved tensors. */
 		add(&s, NULL, k->fwd_workspace);
 		sub(&s, NULL, k->fwd_workspace);
@@ -388,8 +392,10 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	}
 	/* ---- optimizer step: all gradients live, plus Adam's temporaries ---- */
 	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? 2 * max_param : 0);
-	s.live = step_live + (ce ? 0 : a->loss_bytes);
-	s.saved = s.extra = 0;
+	/* The loss tensor, and with it the graph's records (graph_bytes), lives until the step returns. */
+	s.live = step_live + (ce ? 0 : a->loss_bytes) + s.graph;
+	s.saved = 0;
+	s.extra = s.graph;
 	touch(&s);
 	if (s.overflow) {
 		rc = ab_err(err, ABACUS_ESHAPE, "", "memory totals overflow 64 bits");

@@ -45,6 +45,8 @@ typedef struct ab_cost {
 	int64_t serial_bytes;    /* weight bytes those steps re-read: the recurrent matrix once per step */
 	int identity;            /* this instance returns its input 0 itself (Dropout with ratio 0): a view */
 	int64_t fwd_workspace;   /* bytes the forward holds transiently beside its outputs (recurrent) */
+	int64_t graph_bytes;     /* bytes the forward's autograd records hold until the graph is destroyed
+	                          * (after the optimizer step), not freed by this layer's backward */
 	int64_t bwd_workspace;   /* bytes the backward holds transiently beside its gradients (oneDNN) */
 	int slow_path;           /* AB_SLOW_* bits: PyTorch runs its im2col + BLAS convolution, not oneDNN */
 	double dw_weight[2];     /* a depthwise convolution's time per forward and per backward FLOP, in

@@ -348,10 +348,27 @@ void test_lstm_serial_terms(void)
 	CHECK(a->serial_steps == 10 && a->serial_bytes == 2364000);
 	/* The forward holds the input projection (5 steps × batch 2 × 80 gates) and, bidirectional, the two
 	 * directions' stacked outputs (2 × 5 × 2 × 20) beside what it leaves: 4800 floats. It keeps 7.5 × 20
-	 * floats per step, sample and direction (5 × 2 × 2 × 150 = 3000) and 14000 bytes per step and
-	 * direction for backward. */
+	 * floats per step, sample and direction (5 × 2 × 2 × 150 = 3000) and 4400 bytes per step and
+	 * direction until its backward, and 9600 more until the graph dies. */
 	CHECK(a->n_layers == 1 && a->costs[0].fwd_workspace == (5 * 2 * 80 + 2 * 5 * 2 * 20) * 4);
-	CHECK(a->n_layers == 1 && a->costs[0].extra_bytes == 3000 * 4 + 10 * 14000);
+	CHECK(a->n_layers == 1 && a->costs[0].extra_bytes == 3000 * 4 + 10 * 4400);
+	CHECK(a->n_layers == 1 && a->costs[0].graph_bytes == 10 * 9600);
+	/* Backward: the gradients the simulator adds (per direction R 6400 + W and B 4 × 80 × 12 = 3840
+	 * bytes; x needs none) are 20480 bytes, over both peaks: three R (19200) and, the second direction
+	 * with half the saved buffers gone, 4 × 6400 − 56000 / 2 < 0. No workspace. */
+	CHECK(a->n_layers == 1 && a->costs[0].bwd_workspace == 0);
+	DONE();
+}
+
+/* One direction: R's gradient accumulation peaks at 3 × 6400 = 19200 bytes, over the 10240 of
+ * gradients the simulator adds at the layer's backward (R 6400, W and B 3840): 8960 bytes of
+ * workspace. 5 × 9600 bytes of records outlive the backward. */
+void test_lstm_backward_memory(void);
+void test_lstm_backward_memory(void)
+{
+	ANALYZE(lstm_model(1), 2);
+	CHECK(a->n_layers == 1 && a->costs[0].bwd_workspace == 8960);
+	CHECK(a->n_layers == 1 && a->costs[0].graph_bytes == 5 * 9600);
 	DONE();
 }
 
