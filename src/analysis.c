@@ -153,6 +153,24 @@ double ab_layer_weight_bytes(const abacus_analysis *a, size_t i)
 	return b < (double)a->layers[i].bytes_read ? b : (double)a->layers[i].bytes_read;
 }
 
+/* The weights of layer i when none of its activation inputs needs a gradient (a network's first
+ * layer, an embedding): its backward writes their gradient but never reads them for an input's. */
+static double nodx_weight_bytes(const abacus_analysis *a, size_t i)
+{
+	const ab_node *n = &a->g->nodes[a->layer_node[i]];
+	double b = 0;
+	for (int k = 0; k < n->n_in; k++) {
+		int t = n->in[k];
+		if (t < 0 || a->vals[t])
+			continue;
+		if (!a->wl[t] && a->rg[t])
+			return 0;
+		if (a->wl[t])
+			b += (double)shape_bytes(&a->shapes[t]);
+	}
+	return b;
+}
+
 static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *def, unsigned char *param_seen)
 {
 	const ab_node *n = c->n;
@@ -403,8 +421,10 @@ static int run(abacus_analysis *a, abacus_error *err)
 			ab_sat_add(&a->totals.params, a->shapes[t].numel);
 	ab_mark_fused(a);
 	for (size_t i = 0; i < a->n_layers; i++)
-		if (a->layer_view[i] == AB_LAYER_KERNEL)
+		if (a->layer_view[i] == AB_LAYER_KERNEL) {
 			a->weight_bytes += ab_layer_weight_bytes(a, i);
+			a->nodx_weight_bytes += nodx_weight_bytes(a, i);
+		}
 	if ((rc = ab_simulate_memory(a, err)) == 0)
 		rc = ab_features_compute(&a->features, a, err);
 out:

@@ -78,6 +78,8 @@ struct abacus_analysis {
 	double norm_rows;              /* batch-norm rows on maps too small to vectorise (ops.h ab_cost) */
 	double serial_bytes;           /* recurrent weight bytes re-read per step, summed over the steps */
 	double weight_bytes;           /* of kernel layers' bytes_read, the weights' (ab_layer_weight_bytes) */
+	double nodx_weight_bytes;      /* weights of kernel layers no activation input of which needs a
+	                                * gradient: their backward never reads them (model.c term 5) */
 	double param_tensors;          /* parameter tensors: the optimizer step runs its kernels once per tensor */
 };
 
