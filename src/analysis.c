@@ -307,6 +307,7 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	a->serial_bytes += (double)k->serial_bytes;
 	if (ab_layer_thin(L))
 		a->thin_flops += f;
+	a->serial_flops[ab_layer_thin(L)] += k->serial_flops < f ? (double)k->serial_flops : f;
 	if (L->category == ABACUS_CAT_CONV) {
 		if (k->slow_path & AB_SLOW_ONE_THREAD)
 			a->slow_conv_flops[0] += f;

@@ -76,7 +76,8 @@ struct abacus_analysis {
 	double fused_layers, fused_bytes; /* count and bytes read + written of AB_LAYER_FUSED layers */
 	double serial_steps;           /* recurrent time steps × directions over all recurrent layers */
 	double norm_rows;              /* batch-norm rows on maps too small to vectorise (ops.h ab_cost) */
-	double serial_bytes;           /* recurrent weight bytes re-read per step, summed over the steps */
+	double serial_bytes;           /* recurrent steps' work in recurrent-matrix bytes (ops.h ab_cost) */
+	double serial_flops[2];        /* FLOPs those bytes price, of thick [0] and thin [1] products */
 	double weight_bytes;           /* of kernel layers' bytes_read, the weights' (ab_layer_weight_bytes) */
 	double nodx_weight_bytes;      /* weights of kernel layers no activation input of which needs a
 	                                * gradient: their backward never reads them (model.c term 5) */

@@ -233,7 +233,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 		if (k >= 0)
 			t[k] += a->cat_flops[c];
 	}
-	t[2] -= a->thin_flops;
+	t[2] -= a->thin_flops + a->serial_flops[0];
 	t[3] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes -
 	       a->weight_bytes;
 	t[4] = (double)T->layers - a->view_layers - a->free_layers - a->fused_layers;
@@ -247,7 +247,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	 * one thread: 0.086-0.139 ms per MB forward, 0.071-0.129 for the weight gradient, 0.073-0.133 more
 	 * for the input's. Priced in full, the MLP's 154 MB first layer put it 20-45 % high left out. */
 	t[5] = (double)M->weights - a->nodx_weight_bytes / 3;
-	t[6] = a->thin_flops;
+	t[6] = a->thin_flops - a->serial_flops[1];
 	t[7] = a->view_layers;
 	t[8] = a->weight_bytes;
 	t[9] = (double)M->weights * (adam ? AB_ADAM_STEP_BYTES : 1.0);
@@ -298,8 +298,10 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 		     (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);
 	else if (k == 0 && a->costs[i].pad_weight > 1)
 		w += c[0] * a->costs[i].pad_weight * ((double)l->forward_flops + (double)l->backward_flops);
-	else if (k >= 0)
-		w += c[k] * ((double)l->forward_flops + (double)l->backward_flops);
+	else if (k >= 0) {
+		double f = (double)l->forward_flops + (double)l->backward_flops, s = (double)a->costs[i].serial_flops;
+		w += c[k] * (s < f ? f - s : 0);
+	}
 	return w;
 }
 

@@ -42,7 +42,8 @@ typedef struct ab_cost {
 	int64_t bytes_written;
 	int category;            /* -1, or a category that overrides the table's (grouped conv, embedding) */
 	int64_t serial_steps;    /* steps run one after another, each its own few kernels (recurrent cells) */
-	int64_t serial_bytes;    /* weight bytes those steps re-read: the recurrent matrix once per step */
+	int64_t serial_bytes;    /* those steps' work in bytes of the recurrent matrix streamed (ab_cost_rnn) */
+	int64_t serial_flops;    /* of fwd + bwd, the FLOPs serial_bytes prices: left out of the FLOP terms */
 	int identity;            /* this instance returns its input 0 itself (Dropout with ratio 0): a view */
 	int64_t fwd_workspace;   /* bytes the forward holds transiently beside its outputs (recurrent) */
 	int64_t graph_bytes;     /* bytes the forward's autograd records hold until the graph is destroyed

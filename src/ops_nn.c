@@ -765,8 +765,14 @@ int ab_shape_rnn(ab_ctx *c)
 	return ab_set_out(c, 2, x->dtype, 3, yh);
 }
 
-/* A recurrent step's dispatch, in bytes of its recurrent matrix streamed in the same time (ab_cost_rnn). */
-#define AB_RNN_STEP_BYTES 230000
+/* What one recurrent step (one layer, one direction) costs besides streaming its recurrent matrix R, in
+ * bytes of R streamed in the same time (ab_cost_rnn): its dispatch (LSTM/GRU, plain RNN), its three
+ * products per row-MAC once the batch makes them compute-bound, its gates' element-wise work per
+ * gate element. */
+#define AB_RNN_STEP_BYTES 361000
+#define AB_RNN_PLAIN_STEP_BYTES 156000
+#define AB_RNN_MAC_BYTES 0.444
+#define AB_RNN_GATE_BYTES 48
 /* Bytes of autograd records a CPU recurrent step (one direction) keeps from its forward until its
  * backward, and until the graph dies (measured, ab_cost_rnn): LSTM/GRU, and a plain RNN. */
 #define AB_RNN_STEP_RECORD_BYTES 4400
@@ -793,22 +799,29 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	/* PyTorch runs a CPU LSTM/GRU one time step (and direction) at a time, a dozen small kernels each
 	 * way: at a small batch that dispatch, not the FLOPs, is the cost. */
 	k->serial_steps = seq * dirs;
-	/* Each step multiplies the hidden state by the recurrent matrix R (G·H × H) and, backward, reads it
-	 * again and adds an outer product into its gradient: at a small batch, streaming R per step is the
-	 * work (x·Wᵀ is one product over the whole sequence, priced by FLOPs). Besides, a step's dozen small
-	 * kernels each way cost their dispatch: measured here (one thread, LSTM and GRU, H 32-512, batch 1
-	 * and 4), 55-60 µs per step plus 0.22-0.27 ns per byte of R, so a step counts as AB_RNN_STEP_BYTES
-	 * more bytes of R. As a term of its own that dispatch could not be fitted: the zoo's recurrent
-	 * networks all have H 256-512, where R dominates, and the fit gave it 0, pricing an LSTM with H 64
-	 * at a third of its time. Measured again on 2026-12-03 (30 one-layer cells, H 32-512, batch 1, 4,
-	 * 16): a step's dispatch came out 80-90 µs and the gates' element-wise work 10.8 ns per gate
-	 * element, with the products priced by max(R's bytes, their FLOPs) instead of both; that form put
-	 * the cells within 2 %, but leaving each of the zoo's recurrent networks out in turn it priced
-	 * bilstm_tagger 12.7 → 30 % (cpu1) and 33 → 100 % (cpu2) off, its rate fitted on the two language
-	 * models alone. Kept as it was until the zoo has small recurrent networks to fit it on. */
-	int64_t rbytes;
-	if (ab_mul(gh, h * 4, &rbytes) || ab_mul(k->serial_steps, rbytes + AB_RNN_STEP_BYTES, &k->serial_bytes))
+	/* Per step, h·Rᵀ forward and, backward, dh = dgates·R and dR += dgatesᵀ·h: three products that each
+	 * stream R (G·H × H) with batch rows. Measured here (one thread, LSTM and GRU, H 32-512, batch 1, 4
+	 * and 16, sequence 64; 30 configurations, fitted within 2 % MRE, the worst 6 %): a step costs 81 µs
+	 * of dispatch, plus 0.224 ns per byte of R or, when more, 0.1 ns per row-MAC of the three products
+	 * (compute-bound from batch ~9), plus 10.8 ns per gate element (the unfused sigmoid/tanh/product
+	 * kernels forward and backward); a plain RNN's step, a few kernels, about 35 µs. All are priced as
+	 * bytes of R streamed (AB_RNN_*), and the recurrent products' and gates' FLOPs leave the FLOP
+	 * terms (serial_flops). FLOPs plus bytes (the form before) counted the products twice and a 55 µs
+	 * dispatch: small H came out 25 % fast (gru_classifier, H 128: -23 %, unseen; a bidirectional
+	 * LSTM with H 64: -37 %), a plain RNN 10-40 % slow, H 512 at batch 4 26 % slow. x·Wᵀ stays a FLOP
+	 * term: PyTorch runs it as one product over the whole sequence. */
+	int64_t r_elems, rbytes, rec_macs, gates, rec_flops, ew3;
+	if (ab_mul(gh, h, &r_elems) || ab_mul(r_elems, 4, &rbytes) || ab_mul(batch, r_elems, &rec_macs) ||
+	    ab_mul(batch, gh, &gates) || ab_mul(gates, AB_RNN_GATE_BYTES, &gates) || ab_mul(ew, 3, &ew3) ||
+	    ab_mul(rec_macs, 6 * k->serial_steps, &rec_flops) || ab_add(rec_flops, ew3, &k->serial_flops))
 		return OVF(c);
+	/* Doubles from here: rec_macs fits 64 bits, so its product by a constant under one fits a double. */
+	double prod = AB_RNN_MAC_BYTES * (double)rec_macs, per_step;
+	per_step = (prod > (double)rbytes ? prod : (double)rbytes) + (double)gates +
+	           (G == 1 ? AB_RNN_PLAIN_STEP_BYTES : AB_RNN_STEP_BYTES);
+	if (per_step * (double)k->serial_steps > 9e18)
+		return OVF(c);
+	k->serial_bytes = (int64_t)(per_step * (double)k->serial_steps);
 	/* Backward: input gradients (one product) and weight gradients (one product), element-wise twice. */
 	k->bwd = (ab_in_rg(c, 0) ? mm : mm / 2) + mm / 2 * 1 + mm / 2 + 2 * ew;
 	k->in_mask = 1;

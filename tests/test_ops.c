@@ -373,17 +373,25 @@ void test_lstm(void)
 	DONE();
 }
 
-/* The same LSTM bidirectional: PyTorch runs 5 steps in each direction one after another, and each step
- * streams its direction's recurrent matrix R (80 × 20 floats = 6400 bytes) and costs its dispatch, as
- * much as 230000 more bytes: the time terms see 10 serial steps and 10 × 236400 = 2364000 bytes. */
+/* The same LSTM bidirectional: PyTorch runs 5 steps in each direction one after another. A step
+ * streams its direction's recurrent matrix R (80 × 20 floats = 6400 bytes; its three products with
+ * batch 2 are 2 × 80 × 20 = 3200 row-MACs, worth 0.444 × 3200 = 1421 bytes, under R), costs its dispatch
+ * (361000 bytes' worth) and its 2 × 80 gate elements (48 bytes' worth each, 7680): the time terms see
+ * 10 serial steps and 10 × 375080 = 3750800 bytes. The FLOPs those bytes price leave the FLOP terms:
+ * the recurrent product forward and twice backward (3200 × 6 × 10 = 192000) and the gates' element-wise
+ * FLOPs (5 per gate element, forward once and backward twice: 3 × 20 × 80 × 5 = 24000). Of the
+ * layer's 264000 FLOPs (forward 96000 + 8000, backward 3 × 48000 + 16000) 48000 stay. */
 void test_lstm_serial_terms(void);
 void test_lstm_serial_terms(void)
 {
 	ANALYZE(lstm_model(2), 2);
 	double t[AB_TIME_TERMS];
 	ab_time_terms(t, a, 1);
-	CHECK(t[10] == 10 && t[11] == 2364000);
-	CHECK(a->serial_steps == 10 && a->serial_bytes == 2364000);
+	CHECK(t[10] == 10 && t[11] == 3750800);
+	CHECK(a->serial_steps == 10 && a->serial_bytes == 3750800);
+	CHECK(a->n_layers == 1 && a->costs[0].serial_flops == 216000);
+	CHECK(a->layers[0].forward_flops + a->layers[0].backward_flops == 264000);
+	CHECK(t[2] + t[6] == 48000);
 	/* The forward holds the input projection (5 steps × batch 2 × 80 gates) and, bidirectional, the two
 	 * directions' stacked outputs (2 × 5 × 2 × 20) beside what it leaves: 4800 floats. It keeps 7.5 × 20
 	 * floats per step, sample and direction (5 × 2 × 2 × 150 = 3000) and 4400 bytes per step and
