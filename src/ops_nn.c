@@ -836,10 +836,11 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	 * H 32 and 256, batch 1 and 16, sequence 16 and 64, one or two layers or directions). Freeing
 	 * them at the backward put small-H networks, whose peak is at the end of the backward, 10 % low. */
 	int64_t per_bytes = G == 1 ? 4 * gh : 30 * h; /* per step and sample: the gates, or 7.5·H floats */
+	int64_t records;
 	if (ab_mul(steps, per_bytes, &k->extra_bytes) ||
-	    ab_add(k->extra_bytes, seq * dirs * (G == 1 ? AB_RNN_PLAIN_RECORD_BYTES : AB_RNN_STEP_RECORD_BYTES),
-	           &k->extra_bytes) ||
-	    ab_mul(seq * dirs, G == 1 ? AB_RNN_PLAIN_GRAPH_BYTES : AB_RNN_STEP_GRAPH_BYTES, &k->graph_bytes))
+	    ab_mul(k->serial_steps, G == 1 ? AB_RNN_PLAIN_RECORD_BYTES : AB_RNN_STEP_RECORD_BYTES, &records) ||
+	    ab_add(k->extra_bytes, records, &k->extra_bytes) ||
+	    ab_mul(k->serial_steps, G == 1 ? AB_RNN_PLAIN_GRAPH_BYTES : AB_RNN_STEP_GRAPH_BYTES, &k->graph_bytes))
 		return OVF(c);
 	if (!ab_in_rg(c, 0) && !ab_in_rg(c, 1) && !ab_in_rg(c, 2))
 		k->graph_bytes = 0; /* no autograd records without a gradient to compute */
