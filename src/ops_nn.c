@@ -810,14 +810,15 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	 * dispatch: small H came out 25 % fast (gru_classifier, H 128: -23 %, unseen; a bidirectional
 	 * LSTM with H 64: -37 %), a plain RNN 10-40 % slow, H 512 at batch 4 26 % slow. x·Wᵀ stays a FLOP
 	 * term: PyTorch runs it as one product over the whole sequence. */
-	int64_t r_elems, rbytes, rec_macs, gates, rec_flops, ew3;
+	int64_t r_elems, rbytes, rec_macs, gate_bytes, rec_flops, ew3;
 	if (ab_mul(gh, h, &r_elems) || ab_mul(r_elems, 4, &rbytes) || ab_mul(batch, r_elems, &rec_macs) ||
-	    ab_mul(batch, gh, &gates) || ab_mul(gates, AB_RNN_GATE_BYTES, &gates) || ab_mul(ew, 3, &ew3) ||
+	    ab_mul(batch, gh, &gate_bytes) || ab_mul(gate_bytes, AB_RNN_GATE_BYTES, &gate_bytes) ||
+	    ab_mul(ew, 3, &ew3) ||
 	    ab_mul(rec_macs, 6 * k->serial_steps, &rec_flops) || ab_add(rec_flops, ew3, &k->serial_flops))
 		return OVF(c);
 	/* Doubles from here: rec_macs fits 64 bits, so its product by a constant under one fits a double. */
 	double prod = AB_RNN_MAC_BYTES * (double)rec_macs, per_step;
-	per_step = (prod > (double)rbytes ? prod : (double)rbytes) + (double)gates +
+	per_step = (prod > (double)rbytes ? prod : (double)rbytes) + (double)gate_bytes +
 	           (G == 1 ? AB_RNN_PLAIN_STEP_BYTES : AB_RNN_STEP_BYTES);
 	if (per_step * (double)k->serial_steps > 9e18)
 		return OVF(c);
