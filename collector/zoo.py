@@ -30,6 +30,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 import torchvision.models as tvm
 import torchvision.models.segmentation as tvseg
 
@@ -464,6 +465,202 @@ class SegOut(nn.Module):
         return self.model(x)["out"]
 
 
+class WaveNetSmall(nn.Module):
+    """WaveNet-style stack over embedded tokens: causal dilated 1-D convolutions (kernel 2, dilations
+    1..8 twice) with gated tanh x sigmoid units, residual and skip 1x1 convolutions, [B, 64, L] out."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, emb=64, channels=64, skip=128, out=64, dilations=(1, 2, 4, 8) * 2):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.inp = nn.Conv1d(emb, channels, 1)
+        self.dilations = dilations
+        self.filt = nn.ModuleList([nn.Conv1d(channels, channels, 2, dilation=d) for d in dilations])
+        self.gate = nn.ModuleList([nn.Conv1d(channels, channels, 2, dilation=d) for d in dilations])
+        self.res = nn.ModuleList([nn.Conv1d(channels, channels, 1) for _ in dilations])
+        self.skip = nn.ModuleList([nn.Conv1d(channels, skip, 1) for _ in dilations])
+        self.post = nn.Sequential(nn.ReLU(), nn.Conv1d(skip, skip, 1), nn.ReLU(), nn.Conv1d(skip, out, 1))
+
+    def forward(self, x):
+        h = self.inp(self.emb(x).transpose(1, 2))
+        total = 0
+        for d, f, g, r, s in zip(self.dilations, self.filt, self.gate, self.res, self.skip):
+            p = F.pad(h, (d, 0))  # causal: the output at t sees t and t - d only
+            z = torch.tanh(f(p)) * torch.sigmoid(g(p))
+            total = total + s(z)
+            h = h + r(z)
+        return self.post(total)
+
+
+class VAE(nn.Module):
+    """Fully connected variational autoencoder over the flattened image: encoder 512-256, a 32-d latent
+    drawn by reparameterisation (randn_like), decoder 256-512, sigmoid reconstruction [B, C, H, W]."""
+
+    def __init__(self, size, channels=3, hidden=(512, 256), latent=32):
+        super().__init__()
+        d = channels * size * size
+        self.shape = (channels, size, size)
+        self.enc = nn.Sequential(nn.Flatten(), nn.Linear(d, hidden[0]), nn.ReLU(), nn.Linear(hidden[0], hidden[1]), nn.ReLU())
+        self.mu = nn.Linear(hidden[1], latent)
+        self.logvar = nn.Linear(hidden[1], latent)
+        self.dec = nn.Sequential(nn.Linear(latent, hidden[1]), nn.ReLU(), nn.Linear(hidden[1], hidden[0]), nn.ReLU(),
+                                 nn.Linear(hidden[0], d), nn.Sigmoid())
+
+    def forward(self, x):
+        h = self.enc(x)
+        mu, logvar = self.mu(h), self.logvar(h)
+        z = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
+        return self.dec(z).view(x.shape[0], *self.shape)
+
+
+class Seq2SeqTransformer(nn.Module):
+    """Encoder-decoder nn.Transformer (d 128, 4 heads, 2 + 2 layers, ff 512): the sequence is the source
+    and, shifted right by one token under a causal mask, the target; logits over 1000 tokens."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, d_model=128, nhead=4, layers=2, ff=512, max_len=512, out=1000):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(max_len, d_model)
+        self.tf = nn.Transformer(d_model, nhead, layers, layers, ff, dropout=0.1, batch_first=True)
+        self.head = nn.Linear(d_model, out)
+
+    def forward(self, x):
+        L = x.shape[1]
+        pos = self.pos(torch.arange(L, device=x.device))
+        src = self.tok(x) + pos
+        tgt = self.tok(F.pad(x[:, :-1], (1, 0))) + pos
+        causal = torch.triu(torch.full((L, L), float("-inf"), device=x.device), diagonal=1)
+        return self.head(self.tf(src, tgt, tgt_mask=causal))
+
+
+class LSTMSeq2Seq(nn.Module):
+    """Encoder LSTM whose final state starts a decoder LSTM (teacher forcing on the reversed sequence),
+    logits over 1000 tokens per step ([B, L, 1000])."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, emb=128, hidden=192, out=1000):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.enc = nn.LSTM(emb, hidden, batch_first=True)
+        self.dec = nn.LSTM(emb, hidden, batch_first=True)
+        self.head = nn.Linear(hidden, out)
+
+    def forward(self, x):
+        _, state = self.enc(self.emb(x))
+        h, _ = self.dec(self.emb(torch.flip(x, dims=[1])), state)
+        return self.head(h)
+
+
+class DeepSpeechSmall(nn.Module):
+    """Speech-recogniser shape over embedded tokens: two 1-D convolutions (the first with stride 2) with
+    BatchNorm and clipped ReLU, a 2-layer bidirectional GRU (H 128), 29 characters per frame."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, feats=80, channels=128, hidden=128, chars=29):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, feats)
+        self.conv = nn.Sequential(
+            nn.Conv1d(feats, channels, 5, stride=2, padding=2), nn.BatchNorm1d(channels), nn.Hardtanh(0, 20),
+            nn.Conv1d(channels, channels, 5, padding=2), nn.BatchNorm1d(channels), nn.Hardtanh(0, 20))
+        self.rnn = nn.GRU(channels, hidden, num_layers=2, batch_first=True, bidirectional=True)
+        self.out = nn.Linear(2 * hidden, chars)
+
+    def forward(self, x):
+        h = self.conv(self.emb(x).transpose(1, 2)).transpose(1, 2)
+        h, _ = self.rnn(h)
+        return self.out(h)
+
+
+class GMLPBlock(nn.Module):
+    def __init__(self, tokens, dim, ff):
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.proj_in = nn.Linear(dim, 2 * ff)
+        self.sgu_norm = nn.LayerNorm(ff)
+        self.spatial = nn.Linear(tokens, tokens)
+        self.proj_out = nn.Linear(ff, dim)
+
+    def forward(self, x):
+        u, v = F.gelu(self.proj_in(self.norm(x))).chunk(2, dim=-1)
+        v = self.spatial(self.sgu_norm(v).transpose(1, 2)).transpose(1, 2)
+        return x + self.proj_out(u * v)
+
+
+class GMLP(nn.Module):
+    """gMLP (Liu et al. 2021), small: patch embedding, 4 blocks of width 128 whose spatial gating unit
+    mixes tokens with a Linear across the token axis, mean pool, 10 classes."""
+
+    def __init__(self, size, channels=3, dim=128, ff=256, depth=4, classes=10):
+        super().__init__()
+        patch = 8 if size >= 64 else 4
+        tokens = (size // patch) ** 2
+        self.stem = nn.Conv2d(channels, dim, patch, stride=patch)
+        self.blocks = nn.Sequential(*[GMLPBlock(tokens, dim, ff) for _ in range(depth)])
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        h = self.stem(x).flatten(2).transpose(1, 2)
+        return self.head(self.norm(self.blocks(h)).mean(dim=1))
+
+
+class DLRMSmall(nn.Module):
+    """Recommender shape: each of the L tokens is a categorical feature with a 32-d embedding; their
+    pairwise dot products (a batched matmul) averaged per feature, with the mean embedding, feed a
+    top MLP 256-64-2."""
+
+    def __init__(self, features, vocab=TOKEN_VOCAB, emb=32):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, emb)
+        self.bottom = nn.Sequential(nn.Linear(emb, 64), nn.ReLU(), nn.Linear(64, emb), nn.ReLU())
+        self.top = nn.Sequential(nn.Linear(features + emb, 256), nn.ReLU(), nn.Linear(256, 64), nn.ReLU(),
+                                 nn.Linear(64, 2))
+
+    def forward(self, x):
+        e = self.emb(x)
+        dense = self.bottom(e.mean(dim=1))
+        inter = torch.bmm(e, e.transpose(1, 2)).mean(dim=2)
+        return self.top(torch.cat([inter, dense], dim=1))
+
+
+class ConformerBlock(nn.Module):
+    def __init__(self, dim, heads, kernel, ff_mult=4, dropout=0.1):
+        super().__init__()
+        self.ff1 = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, ff_mult * dim), nn.SiLU(), nn.Dropout(dropout),
+                                 nn.Linear(ff_mult * dim, dim))
+        self.attn_norm = nn.LayerNorm(dim)
+        self.attn = nn.MultiheadAttention(dim, heads, dropout=dropout, batch_first=True)
+        self.conv_norm = nn.LayerNorm(dim)
+        self.pw1 = nn.Conv1d(dim, 2 * dim, 1)
+        self.dw = nn.Conv1d(dim, dim, kernel, padding=kernel // 2, groups=dim)
+        self.bn = nn.BatchNorm1d(dim)
+        self.pw2 = nn.Conv1d(dim, dim, 1)
+        self.ff2 = nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, ff_mult * dim), nn.SiLU(), nn.Dropout(dropout),
+                                 nn.Linear(ff_mult * dim, dim))
+        self.out_norm = nn.LayerNorm(dim)
+
+    def forward(self, x):
+        x = x + 0.5 * self.ff1(x)
+        a = self.attn_norm(x)
+        x = x + self.attn(a, a, a, need_weights=False)[0]
+        c = self.conv_norm(x).transpose(1, 2)
+        c = F.glu(self.pw1(c), dim=1)
+        c = self.pw2(F.silu(self.bn(self.dw(c))))
+        x = x + c.transpose(1, 2)
+        return self.out_norm(x + 0.5 * self.ff2(x))
+
+
+class ConformerSmall(nn.Module):
+    """Conformer (Gulati et al. 2020), small: 3 blocks of width 144 (4 heads, depthwise kernel 15) with
+    macaron feed-forwards and a GLU convolution module, mean over time, 10 classes."""
+
+    def __init__(self, vocab=TOKEN_VOCAB, dim=144, heads=4, depth=3, kernel=15, classes=10):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, dim)
+        self.blocks = nn.Sequential(*[ConformerBlock(dim, heads, kernel) for _ in range(depth)])
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        return self.head(self.blocks(self.emb(x)).mean(dim=1))
+
+
 # ---------------------------------------------------------------------------------------------
 # Builders
 # ---------------------------------------------------------------------------------------------
@@ -538,6 +735,23 @@ def _make_registry() -> Dict[str, Net]:
             family="rnn", vocab=TOKEN_VOCAB, candidates=TOKEN_LENGTHS),
         Net("elman_rnn", "tokens", lambda L: ElmanRNN(), family="rnn", vocab=TOKEN_VOCAB,
             candidates=TOKEN_LENGTHS),
+        # Added 2026-12-03 (third session): eight more shapes of network from outside torchvision, so
+        # that what the predictor learns about sequence models, generative models and recommenders is
+        # not learned from one or two examples each (leave-one-model-out judges each on the others).
+        Net("wavenet_small", "tokens", lambda L: WaveNetSmall(), family="wavenet", vocab=TOKEN_VOCAB,
+            candidates=TOKEN_LENGTHS),
+        Net("vae_mlp", "image", lambda s: VAE(s), family="vae", candidates=IMAGE_SIZES[:5]),
+        Net("seq2seq_transformer", "tokens", lambda L: Seq2SeqTransformer(), family="transformer",
+            vocab=TOKEN_VOCAB, candidates=TOKEN_LENGTHS),
+        Net("lstm_seq2seq", "tokens", lambda L: LSTMSeq2Seq(), family="rnn", vocab=TOKEN_VOCAB,
+            candidates=TOKEN_LENGTHS),
+        Net("deepspeech_small", "tokens", lambda L: DeepSpeechSmall(), family="rnn", vocab=TOKEN_VOCAB,
+            candidates=TOKEN_LENGTHS),
+        Net("gmlp", "image", lambda s: GMLP(s), family="mixer", candidates=IMAGE_SIZES),
+        Net("dlrm_small", "tokens", lambda L: DLRMSmall(L), family="recsys", vocab=TOKEN_VOCAB,
+            candidates=TOKEN_LENGTHS),
+        Net("conformer_small", "tokens", lambda L: ConformerSmall(), family="transformer",
+            vocab=TOKEN_VOCAB, candidates=TOKEN_LENGTHS),
     ]
     for net in custom:
         reg[net.name] = net
