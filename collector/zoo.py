@@ -476,18 +476,21 @@ class WaveNetSmall(nn.Module):
         self.dilations = dilations
         self.filt = nn.ModuleList([nn.Conv1d(channels, channels, 2, dilation=d) for d in dilations])
         self.gate = nn.ModuleList([nn.Conv1d(channels, channels, 2, dilation=d) for d in dilations])
-        self.res = nn.ModuleList([nn.Conv1d(channels, channels, 1) for _ in dilations])
+        # The last layer feeds only the skip sum: a residual convolution there would be a weight that
+        # never gets a gradient (and that the exported graph drops).
+        self.res = nn.ModuleList([nn.Conv1d(channels, channels, 1) for _ in dilations[:-1]])
         self.skip = nn.ModuleList([nn.Conv1d(channels, skip, 1) for _ in dilations])
         self.post = nn.Sequential(nn.ReLU(), nn.Conv1d(skip, skip, 1), nn.ReLU(), nn.Conv1d(skip, out, 1))
 
     def forward(self, x):
         h = self.inp(self.emb(x).transpose(1, 2))
         total = 0
-        for d, f, g, r, s in zip(self.dilations, self.filt, self.gate, self.res, self.skip):
+        for i, (d, f, g, s) in enumerate(zip(self.dilations, self.filt, self.gate, self.skip)):
             p = F.pad(h, (d, 0))  # causal: the output at t sees t and t - d only
             z = torch.tanh(f(p)) * torch.sigmoid(g(p))
             total = total + s(z)
-            h = h + r(z)
+            if i < len(self.res):
+                h = h + self.res[i](z)
         return self.post(total)
 
 

@@ -908,3 +908,32 @@ void test_depthwise_backward_term(void)
 	CHECK(fabs(t[1]) < 1e-9 * want && t[12] == 0);
 	DONE();
 }
+
+/* A weight read by two layers gets its second gradient while the first waits in autograd's input buffer;
+ * the two are summed out of place (memory.c param_grads): three weight-sized buffers for a moment.
+ * x 4×16 (256 B), W 16×16 (1024 B), h = x·W, r = Relu(h), y = r·W, cross-entropy over 16 classes.
+ * Backward (bytes): y's MatMul leaves r (256, saved), dr (256) and dW (1024): 1536; Relu adds dh and frees
+ * dr and r: 1280; x·W reads W a second time: its gradient and the sum, 2048 more, 3328 (the peak), then
+ * one dW (1024) stays. Without the accumulation the peak was y's MatMul's 1792. Reading W through a
+ * Transpose node (a tied embedding's output projection) is the same. Persistent: W, momentum, x, labels. */
+void test_tied_weight_grad(void);
+void test_tied_weight_grad(void)
+{
+	for (int transposed = 0; transposed < 2; transposed++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 16));
+		tb_weight(m, "w", D(16, 16));
+		tb_node(m, "MatMul", L("x", "w"), L("h"));
+		tb_node(m, "Relu", L("h"), L("r"));
+		if (transposed)
+			tb_node(m, "Transpose", L("w"), L("t"));
+		tb_node(m, "MatMul", L("r", transposed ? "t" : "w"), L("y"));
+		tb_output(m, "y");
+		ANALYZE(m, 4);
+		const abacus_memory *mem = abacus_analysis_memory(a);
+		CHECK_EQ_I64(mem->persistent, 1024 + 1024 + 256 + 32);
+		CHECK_EQ_I64(mem->peak - mem->persistent, 3328);
+		CHECK_EQ_I64(mem->gradients, 1024);
+		DONE();
+	}
+}
