@@ -82,6 +82,7 @@ struct abacus_analysis {
 	double nodx_weight_bytes;      /* weights of kernel layers no activation input of which needs a
 	                                * gradient: their backward never reads them (model.c term 5) */
 	double param_tensors;          /* parameter tensors: the optimizer step runs its kernels once per tensor */
+	double dispatch;               /* kernel layers' fixed costs, in µs of one thread (ab_layer_dispatch) */
 };
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */
@@ -92,6 +93,9 @@ int ab_features_compute(double **out, const abacus_analysis *a, abacus_error *er
  * activations, so the time terms price them apart (an MLP or VGG's classifier at a small batch is
  * dominated by reading its weights). */
 double ab_layer_weight_bytes(const abacus_analysis *a, size_t i);
+/* Kernel layer i's fixed cost per iteration (dispatch, autograd, forward and backward), in microseconds
+ * measured on one thread here: the time term that counts layers weighs each by it (model.c term 4). */
+double ab_layer_dispatch(const abacus_analysis *a, size_t i);
 
 /* fusion.c: marks the members of decomposed LayerNorm, GELU and SiLU patterns AB_LAYER_FUSED. */
 void ab_mark_fused(abacus_analysis *a);

@@ -236,7 +236,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[2] -= a->thin_flops + a->serial_flops[0];
 	t[3] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes -
 	       a->weight_bytes;
-	t[4] = (double)T->layers - a->view_layers - a->free_layers - a->fused_layers;
+	t[4] = a->dispatch;
 	/* The gradients' writes scale with the weights (term 5); the optimizer step (terms 9 and 13) with
 	 * the weights in bytes and with the parameter tensors in kernels, differently per optimizer
 	 * (model.h). A step priced by bytes alone charged an MLP, a few large tensors, at 2-3× its time. */
@@ -289,7 +289,7 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 	           (a->costs[i].slow_path & (threads > 1 ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD));
 	int k = ab_layer_thin(l) ? 6 : slow ? 12 : flop_term(l->category);
 	double wb = ab_layer_weight_bytes(a, i);
-	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[8] * wb + c[4] +
+	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[8] * wb + c[4] * ab_layer_dispatch(a, i) +
 	           c[10] * (double)a->costs[i].serial_steps + c[11] * (double)a->costs[i].serial_bytes +
 	           c[14] * (double)a->costs[i].norm_rows;
 	const double *dw = a->costs[i].dw_weight;

@@ -29,7 +29,7 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 12 /* 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
+#define BUNDLE_VERSION 13 /* 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
                          * convolutions apart); 6: twelve (recurrent steps and
                          * bytes); 5: ten (weight bytes, optimizer state apart); 4: eight; 3: one set of seven;
                          * 2: six; 1: four */

@@ -91,7 +91,14 @@ void test_fusion_patterns(void)
 		double t[AB_TIME_TERMS];
 		ab_time_terms(t, a, 1);
 		const abacus_totals *T = abacus_analysis_totals(a);
-		CHECK(t[4] == (double)T->layers - a->view_layers - a->free_layers - a->fused_layers);
+		double kernels = 0, all = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (a->layer_view[i] == AB_LAYER_VIEW || a->layer_view[i] == AB_LAYER_FREE)
+				continue;
+			all += ab_layer_dispatch(a, i);
+			kernels += a->layer_view[i] == AB_LAYER_KERNEL ? ab_layer_dispatch(a, i) : 0;
+		}
+		CHECK(t[4] == kernels && kernels < all);
 		CHECK(a->fused_bytes > 0 &&
 		      t[3] == (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes - a->weight_bytes);
 		abacus_analysis_free(a);

@@ -13,7 +13,7 @@
 #define SMALL "tests/data/small.csv"
 #define EXPECT_ANALYTIC_MEM 0.00631550140051185
 #define EXPECT_MEM 0.00131227190640819
-#define EXPECT_TIME 0.120864611348381
+#define EXPECT_TIME 0.125078685786801
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
