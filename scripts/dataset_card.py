@@ -45,6 +45,16 @@ def main(path):
     for (hw, opt), rs in sorted(by.items()):
         print(f"| {hw} | {opt} | {len(rs)} | {len(set(r['network'] for r in rs))} |")
     print()
+    # A configuration is (network, input shape with batch, optimizer), whatever its status; repeats of
+    # the noise floor are not configurations of their own.
+    confs = defaultdict(set)
+    for r in rows:
+        if r["repeat"] == "0":
+            confs[r["hw"]].add((r["network"], r["input_shape"], r["optimizer"]))
+    base = max(confs.values(), key=len) if confs else set()
+    print("configurations per hardware id: " + ", ".join(
+        f"{hw} {len(c)} ({100 * len(c) / len(base):.1f} % of the largest)" for hw, c in sorted(confs.items())))
+    print()
     nets = Counter(r["network"] for r in ok)
     print(f"networks with ok rows: {len(nets)}")
     print("per network (ok rows): " + ", ".join(f"{n} {c}" for n, c in sorted(nets.items())))
