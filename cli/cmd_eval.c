@@ -15,7 +15,7 @@ int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, 
 static const char help[] =
 	"usage: abacus eval DATA.csv... [--protocol random|lomo|cross-hw] [--format table|json] [--svg FILE]\n"
 	"                   [--seed N]"
-	" [--rounds N] [--depth N] [--eta X] [--root DIR] [--rows FILE]\n"
+	" [--rounds N] [--depth N] [--eta X] [--root DIR] [--rows FILE] [--json FILE]\n"
 	"\n"
 	"Scores the predictor on measured rows: random = 5-fold cross-validation over configurations;\n"
 	"lomo = leave-one-model-out (each network predicted by a model that never saw it); cross-hw = train on\n"
@@ -23,6 +23,7 @@ static const char help[] =
 	"and memory, the analytic and FLOPs-proportional baselines, the noise floor of repeated measurements,\n"
 	"and per-network errors.\n"
 	"  --svg FILE   draw predicted against measured time and memory, and the per-network errors\n"
+	"  --json FILE  also write the report as JSON (what --format json prints), from the same run\n"
 	"  --rows FILE  write every scored row as CSV: its dataset line and configuration, measured and\n"
 	"               predicted time (with the row's speed index, and raw) and memory, and the analytic\n"
 	"               estimates alone\n";
@@ -104,30 +105,80 @@ static int write_rows(const char *path, const abacus_eval *ev)
 }
 
 /* JSON has no NaN: a statistic over no rows (e.g. no repeated measurements) is null. */
-static void num(double v)
+static void num(FILE *f, double v)
 {
 	if (isfinite(v))
-		printf("%.6g", v);
+		fprintf(f, "%.6g", v);
 	else
-		printf("null");
+		fputs("null", f);
 }
 
-static void json_fields(const abacus_eval_stats *s)
+static void json_fields(FILE *f, const abacus_eval_stats *s)
 {
-	printf("\"mre\": ");
-	num(s->mre);
-	printf(", \"median\": ");
-	num(s->median);
-	printf(", \"p90\": ");
-	num(s->p90);
-	printf(", \"n\": %zu", s->n);
+	fputs("\"mre\": ", f);
+	num(f, s->mre);
+	fputs(", \"median\": ", f);
+	num(f, s->median);
+	fputs(", \"p90\": ", f);
+	num(f, s->p90);
+	fprintf(f, ", \"n\": %zu", s->n);
 }
 
-static void json_stats(const char *name, const abacus_eval_stats *s, int last)
+static void json_stats(FILE *f, const char *name, const abacus_eval_stats *s, int last)
 {
-	printf("    \"%s\": {", name);
-	json_fields(s);
-	printf("}%s\n", last ? "" : ",");
+	fprintf(f, "    \"%s\": {", name);
+	json_fields(f, s);
+	fprintf(f, "}%s\n", last ? "" : ",");
+}
+
+/* The JSON report: per target (time, memory) mre, median, p90, n and the baselines and noise floor;
+ * per hardware id; per network. */
+static void write_json(FILE *f, const abacus_eval *ev, const char *pname)
+{
+	size_t nn;
+	const abacus_eval_net *nets = abacus_eval_networks(ev, &nn);
+	size_t nh;
+	const abacus_eval_hw *hws = abacus_eval_hardware(ev, &nh);
+	fprintf(f, "{\n  \"protocol\": \"%s\",\n  \"time\": {", pname);
+	json_fields(f, abacus_eval_get(ev, ABACUS_EVAL_TIME));
+	fprintf(f, ",\n");
+	json_stats(f, "raw", abacus_eval_get(ev, ABACUS_EVAL_TIME_RAW), 0);
+	json_stats(f, "analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_TIME), 0);
+	json_stats(f, "flops_proportional", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME), 0);
+	json_stats(f, "noise_floor_raw", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME), 0);
+	json_stats(f, "noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED), 1);
+	fprintf(f, "  },\n  \"memory\": {");
+	json_fields(f, abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
+	fprintf(f, ",\n");
+	json_stats(f, "analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY), 0);
+	json_stats(f, "noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY), 1);
+	fprintf(f, "  },\n  \"hardware\": [\n");
+	for (size_t i = 0; i < nh; i++) {
+		fprintf(f, "    {\"hw\": ");
+		json_str(f, hws[i].hw);
+		fprintf(f, ",\n  ");
+		json_stats(f, "time", &hws[i].time, 0);
+		fprintf(f, "  ");
+		json_stats(f, "time_raw", &hws[i].time_raw, 0);
+		fprintf(f, "  ");
+		json_stats(f, "memory", &hws[i].memory, 0);
+		fprintf(f, "  ");
+		json_stats(f, "noise_floor_raw", &hws[i].noise_time, 0);
+		fprintf(f, "  ");
+		json_stats(f, "noise_floor", &hws[i].noise_time_adjusted, 1);
+		fprintf(f, "    }%s\n", i + 1 < nh ? "," : "");
+	}
+	fprintf(f, "  ],\n  \"networks\": [\n");
+	for (size_t i = 0; i < nn; i++) {
+		fprintf(f, "    {\"network\": ");
+		json_str(f, nets[i].network);
+		fprintf(f, ", \"time_mre\": ");
+		num(f, nets[i].time_mre);
+		fprintf(f, ", \"memory_mre\": ");
+		num(f, nets[i].memory_mre);
+		fprintf(f, ", \"n\": %zu}%s\n", nets[i].n, i + 1 < nn ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
 }
 
 static void row(const char *name, const abacus_eval_stats *s)
@@ -140,7 +191,7 @@ int cmd_eval(int argc, char **argv)
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
 	abacus_eval_protocol proto = ABACUS_EVAL_RANDOM;
 	cli_format fmt = FMT_TABLE;
-	const char *svg = NULL, *rows_out = NULL;
+	const char *svg = NULL, *rows_out = NULL, *json_out = NULL;
 	char **files = calloc((size_t)argc, sizeof *files);
 	size_t n_files = 0;
 	int rc = CLI_USAGE;
@@ -182,6 +233,14 @@ int cmd_eval(int argc, char **argv)
 			svg = v;
 			continue;
 		}
+		if ((r = cli_opt(argc, argv, &i, "--json", &v))) {
+			if (r < 0) {
+				cli_usage("eval", "--json needs a file name");
+				goto out;
+			}
+			json_out = v;
+			continue;
+		}
 		if ((r = cli_opt(argc, argv, &i, "--rows", &v))) {
 			if (r < 0) {
 				cli_usage("eval", "--rows needs a file name");
@@ -216,46 +275,7 @@ int cmd_eval(int argc, char **argv)
 	size_t nh;
 	const abacus_eval_hw *hws = abacus_eval_hardware(ev, &nh);
 	if (fmt == FMT_JSON) {
-		printf("{\n  \"protocol\": \"%s\",\n  \"time\": {", pname);
-		json_fields(abacus_eval_get(ev, ABACUS_EVAL_TIME));
-		printf(",\n");
-		json_stats("raw", abacus_eval_get(ev, ABACUS_EVAL_TIME_RAW), 0);
-		json_stats("analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_TIME), 0);
-		json_stats("flops_proportional", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME), 0);
-		json_stats("noise_floor_raw", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME), 0);
-		json_stats("noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED), 1);
-		printf("  },\n  \"memory\": {");
-		json_fields(abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
-		printf(",\n");
-		json_stats("analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY), 0);
-		json_stats("noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY), 1);
-		printf("  },\n  \"hardware\": [\n");
-		for (size_t i = 0; i < nh; i++) {
-			printf("    {\"hw\": ");
-			json_str(stdout, hws[i].hw);
-			printf(",\n  ");
-			json_stats("time", &hws[i].time, 0);
-			printf("  ");
-			json_stats("time_raw", &hws[i].time_raw, 0);
-			printf("  ");
-			json_stats("memory", &hws[i].memory, 0);
-			printf("  ");
-			json_stats("noise_floor_raw", &hws[i].noise_time, 0);
-			printf("  ");
-			json_stats("noise_floor", &hws[i].noise_time_adjusted, 1);
-			printf("    }%s\n", i + 1 < nh ? "," : "");
-		}
-		printf("  ],\n  \"networks\": [\n");
-		for (size_t i = 0; i < nn; i++) {
-			printf("    {\"network\": ");
-			json_str(stdout, nets[i].network);
-			printf(", \"time_mre\": ");
-			num(nets[i].time_mre);
-			printf(", \"memory_mre\": ");
-			num(nets[i].memory_mre);
-			printf(", \"n\": %zu}%s\n", nets[i].n, i + 1 < nn ? "," : "");
-		}
-		printf("  ]\n}\n");
+		write_json(stdout, ev, pname);
 	} else {
 		printf("protocol %s\n\n  %-34s %9s %9s %9s %7s\n", pname, "", "MRE", "median", "p90", "n");
 		row("time (speed-adjusted)", abacus_eval_get(ev, ABACUS_EVAL_TIME));
@@ -290,6 +310,15 @@ int cmd_eval(int argc, char **argv)
 	if (svg && write_svg(svg, ev, pname)) {
 		fprintf(stderr, "abacus: cannot write '%s'\n", svg);
 		rc = CLI_FAIL;
+	}
+	if (json_out) {
+		FILE *f = fopen(json_out, "w");
+		if (f)
+			write_json(f, ev, pname);
+		if (!f || fclose(f)) {
+			fprintf(stderr, "abacus: cannot write '%s'\n", json_out);
+			rc = CLI_FAIL;
+		}
 	}
 	if (rows_out && write_rows(rows_out, ev)) {
 		fprintf(stderr, "abacus: cannot write '%s'\n", rows_out);

@@ -98,6 +98,12 @@ assert len(h) == 1 and h[0]["hw"] == "cpu1" and h[0]["time"]["n"] == j["time"]["
 for k in ("time", "time_raw", "memory", "noise_floor", "noise_floor_raw"): assert "mre" in h[0][k], k
 PY
 then ok "eval json keys"; else bad "eval json keys"; fi
+cp /tmp/abacus_cli_out.$$ /tmp/abacus_cli_json.$$
+expect_rc "eval --json FILE" 0 $A eval tests/data/small.csv --rounds 30 --json /tmp/abacus_cli_json2.$$
+cmp -s /tmp/abacus_cli_json.$$ /tmp/abacus_cli_json2.$$ && ok "eval --json FILE = --format json" || bad "eval --json FILE = --format json"
+grep -q "^protocol random" /tmp/abacus_cli_out.$$ && ok "eval --json keeps the table" || bad "eval --json keeps the table"
+expect_rc "eval --json unwritable" 1 $A eval tests/data/small.csv --rounds 5 --json /nonexistent/dir/e.json
+rm -f /tmp/abacus_cli_json.$$ /tmp/abacus_cli_json2.$$
 expect_rc "eval lomo" 0 $A eval tests/data/small.csv --rounds 30 --protocol lomo
 expect_rc "eval cross-hw needs two hw" 1 $A eval tests/data/small.csv --protocol cross-hw
 expect_rc "eval bad protocol" 2 $A eval tests/data/small.csv --protocol sideways

@@ -938,6 +938,30 @@ void test_tied_weight_grad(void)
 	}
 }
 
+/* A mean's backward leaves its gradient laid out like the expansion; the matrix product before it copies
+ * that gradient before using it (memory.c). x [4, 8, 16] · w [16, 64] → h [4, 8, 64] (8,192 bytes),
+ * mean over axis 1 → [4, 64]. Backward at the product: h's gradient (8,192) and w's (4,096) live, and
+ * the copy counts beyond the gradients the layer made: 8,192 − 4,096. Persistent: w, its momentum, x
+ * (2,048) and the labels (32). */
+void test_mean_grad_copy(void);
+void test_mean_grad_copy(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 16));
+	tb_weight(m, "w", D(16, 64));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "ReduceMean", L("h"), L("y"));
+	tb_attr_ints(m, "axes", 1, (const int64_t[]){ 1 });
+	tb_attr_int(m, "keepdims", 0);
+	tb_output(m, "y");
+	ANALYZE(m, 4);
+	const abacus_memory *mem = abacus_analysis_memory(a);
+	CHECK_EQ_I64(mem->persistent, 4096 + 4096 + 2048 + 32);
+	CHECK_EQ_I64(mem->peak - mem->persistent, 8192 + 4096 + 4096);
+	CHECK_EQ_I64(mem->gradients, 4096);
+	DONE();
+}
+
 /* Term 4 weighs each kernel layer by its measured fixed cost (analysis.c ab_layer_dispatch): a 1×1
  * convolution 19.4 µs, a 3×3 one 32.2, a batch norm 28.8, a ReLU 4.8, a matrix product 18; the Flatten
  * is a view (term 7) and costs nothing here: 103.2 in all. */
