@@ -604,6 +604,69 @@ class GMLP(nn.Module):
         return self.head(self.norm(self.blocks(h)).mean(dim=1))
 
 
+def _cbm(cin, cout, k=3, stride=1):
+    """Convolution, BatchNorm, Mish: the unit of YOLOv4's CSPDarknet."""
+    return nn.Sequential(nn.Conv2d(cin, cout, k, stride, k // 2, bias=False), nn.BatchNorm2d(cout), nn.Mish())
+
+
+class CSPStage(nn.Module):
+    def __init__(self, cin, cout, blocks):
+        super().__init__()
+        self.down = _cbm(cin, cout, 3, 2)
+        half = cout // 2
+        self.split_a, self.split_b = _cbm(cout, half, 1), _cbm(cout, half, 1)
+        self.blocks = nn.ModuleList([nn.Sequential(_cbm(half, half, 1), _cbm(half, half, 3)) for _ in range(blocks)])
+        self.merge = _cbm(2 * half, cout, 1)
+
+    def forward(self, x):
+        x = self.down(x)
+        a, b = self.split_a(x), self.split_b(x)
+        for blk in self.blocks:
+            b = b + blk(b)
+        return self.merge(torch.cat([a, b], dim=1))
+
+
+class CSPMish(nn.Module):
+    """A small CSPDarknet (YOLOv4's backbone): Conv-BN-Mish units, cross-stage partial stages of residual
+    blocks, widths 32-256, global average pool, 10 classes. Mish costs 30x a ReLU per element here."""
+
+    def __init__(self, classes=10):
+        super().__init__()
+        self.stem = _cbm(3, 32)
+        self.stages = nn.Sequential(CSPStage(32, 64, 1), CSPStage(64, 128, 2), CSPStage(128, 256, 2))
+        self.head = nn.Linear(256, classes)
+
+    def forward(self, x):
+        return self.head(self.stages(self.stem(x)).mean(dim=(2, 3)))
+
+
+class SRResBlock(nn.Module):
+    def __init__(self, ch):
+        super().__init__()
+        self.body = nn.Sequential(nn.Conv2d(ch, ch, 3, 1, 1), nn.BatchNorm2d(ch), nn.PReLU(ch),
+                                  nn.Conv2d(ch, ch, 3, 1, 1), nn.BatchNorm2d(ch))
+
+    def forward(self, x):
+        return x + self.body(x)
+
+
+class SRResNetSmall(nn.Module):
+    """SRResNet (Ledig et al. 2017), small: 9x9 head with PReLU, 4 residual blocks (conv-BN-PReLU-conv-BN)
+    of 32 channels, a long skip, x2 upsampling by PixelShuffle and PReLU, 9x9 output (MSE loss)."""
+
+    def __init__(self, ch=32, blocks=4):
+        super().__init__()
+        self.head = nn.Sequential(nn.Conv2d(3, ch, 9, 1, 4), nn.PReLU(ch))
+        self.body = nn.Sequential(*[SRResBlock(ch) for _ in range(blocks)])
+        self.mid = nn.Sequential(nn.Conv2d(ch, ch, 3, 1, 1), nn.BatchNorm2d(ch))
+        self.up = nn.Sequential(nn.Conv2d(ch, 4 * ch, 3, 1, 1), nn.PixelShuffle(2), nn.PReLU(ch))
+        self.tail = nn.Conv2d(ch, 3, 9, 1, 4)
+
+    def forward(self, x):
+        h = self.head(x)
+        return self.tail(self.up(h + self.mid(self.body(h))))
+
+
 class DLRMSmall(nn.Module):
     """Recommender shape: each of the L tokens is a categorical feature with a 32-d embedding; their
     pairwise dot products (a batched matmul) averaged per feature, with the mean embedding, feed a
@@ -755,6 +818,11 @@ def _make_registry() -> Dict[str, Net]:
             candidates=TOKEN_LENGTHS),
         Net("conformer_small", "tokens", lambda L: ConformerSmall(), family="transformer",
             vocab=TOKEN_VOCAB, candidates=TOKEN_LENGTHS),
+        # Added 2026-12-04: activations that cost far more per element than a ReLU (Mish 30x, PReLU
+        # 12x, measured; docs/COSTS.md), which no zoo network had, so that their price can be learned.
+        Net("csp_mish", "image", lambda s: CSPMish(), family="cspdarknet", candidates=IMAGE_SIZES),
+        Net("srresnet_small", "image", lambda s: SRResNetSmall(), family="superres",
+            candidates=IMAGE_SIZES[:5]),
     ]
     for net in custom:
         reg[net.name] = net

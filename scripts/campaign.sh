@@ -13,7 +13,7 @@ A=build/release/abacus
 OUT=${OUT:-data/dataset.csv}
 # Cheap networks first (rough training cost at 64×64), so that every phase covers many networks early;
 # networks not named here follow in zoo order.
-CHEAP=dlrm_small,wavenet_small,gmlp,deepspeech_small,vae_mlp,lstm_seq2seq,conformer_small,seq2seq_transformer,gru_classifier,small_bilstm_tagger,elman_rnn,mlp,lstm_lm,gru_lm,transformer_enc,unet_small,gpt_small,bilstm_tagger,textcnn,mlp_mixer,convmixer,squeezenet1_1,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5,\
+CHEAP=csp_mish,srresnet_small,dlrm_small,wavenet_small,gmlp,deepspeech_small,vae_mlp,lstm_seq2seq,conformer_small,seq2seq_transformer,gru_classifier,small_bilstm_tagger,elman_rnn,mlp,lstm_lm,gru_lm,transformer_enc,unet_small,gpt_small,bilstm_tagger,textcnn,mlp_mixer,convmixer,squeezenet1_1,squeezenet1_0,shufflenet_v2_x0_5,mnasnet0_5,\
 mobilenet_v3_small,shufflenet_v2_x1_0,mnasnet0_75,mobilenet_v2,mnasnet1_0,mobilenet_v3_large,lraspp_mobilenet_v3_large,\
 shufflenet_v2_x1_5,mnasnet1_3,regnet_x_400mf,regnet_y_400mf,shufflenet_v2_x2_0,efficientnet_b0,resnet18,regnet_x_800mf,\
 regnet_y_800mf,efficientnet_b1,googlenet,resnet34,alexnet,efficientnet_b2,regnet_x_1_6gf,regnet_y_1_6gf,densenet121,\
