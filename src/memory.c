@@ -365,7 +365,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		s.layer = (int)L;
 		s.consumer = !view && !(o0 >= 0 && a->wl[o0]);
 		s.accum = 0;
-		int64_t fresh = s.live; /* to learn the bytes of input gradients this layer allocates */
+		int64_t live_before = s.live; /* to learn the bytes of gradients this layer allocates */
 		/* Input gradients. */
 		for (int i = 0; i < n->n_in; i++) {
 			int t = n->in[i];
@@ -401,7 +401,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		 * product's output, the mean's gradient and its copy; then sum instead of mean, or an
 		 * activation between, 1x). That 2x includes the product's input gradients, so the copy counts
 		 * beyond them only. dlrm_small's [B, L, L] interaction was 43 % short without it. */
-		fresh = s.live - fresh;
+		int64_t fresh = s.live - live_before;
 		if (o0 >= 0 && gmean[sid[o0]] && (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm")) &&
 		    bytes(&a->shapes[sid[o0]]) > fresh)
 			s.accum += bytes(&a->shapes[sid[o0]]) - fresh;
