@@ -103,6 +103,8 @@ expect_rc "eval --json FILE" 0 $A eval tests/data/small.csv --rounds 30 --json /
 cmp -s /tmp/abacus_cli_json.$$ /tmp/abacus_cli_json2.$$ && ok "eval --json FILE = --format json" || bad "eval --json FILE = --format json"
 grep -q "^protocol random" /tmp/abacus_cli_out.$$ && ok "eval --json keeps the table" || bad "eval --json keeps the table"
 expect_rc "eval --json unwritable" 1 $A eval tests/data/small.csv --rounds 5 --json /nonexistent/dir/e.json
+expect_rc "eval --json without a file" 2 $A eval tests/data/small.csv --json
+grep -q "needs a file name" /tmp/abacus_cli_err.$$ && ok "eval --json without a file: message" || bad "eval --json without a file: message"
 rm -f /tmp/abacus_cli_json.$$ /tmp/abacus_cli_json2.$$
 expect_rc "eval lomo" 0 $A eval tests/data/small.csv --rounds 30 --protocol lomo
 expect_rc "eval cross-hw needs two hw" 1 $A eval tests/data/small.csv --protocol cross-hw
