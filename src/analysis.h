@@ -83,6 +83,8 @@ struct abacus_analysis {
 	                                * gradient: their backward never reads them (model.c term 5) */
 	double param_tensors;          /* parameter tensors: the optimizer step runs its kernels once per tensor */
 	double dispatch;               /* kernel layers' fixed costs, in µs of one thread (ab_layer_dispatch) */
+	double arith;                  /* kernel layers' activation arithmetic beyond a ReLU's, in ns of one
+	                                * thread (ab_layer_arith) */
 };
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */
@@ -96,6 +98,16 @@ double ab_layer_weight_bytes(const abacus_analysis *a, size_t i);
 /* Kernel layer i's fixed cost per iteration (dispatch, autograd, forward and backward), in microseconds
  * measured on one thread here: the time term that counts layers weighs each by it (model.c term 4). */
 double ab_layer_dispatch(const abacus_analysis *a, size_t i);
+
+/* Forward + backward arithmetic per element beyond a ReLU's (about 0.5 ns, all of it memory traffic), in ns
+ * on one thread, of the activations the exporter decomposes (fusion.c); single ops: analysis.c
+ * ab_arith_ns. Measured 2026-12-04 with PyTorch 1.13: SiLU 1.26-1.32 ns, GELU 1.24-1.56, Mish 14.8-14.9. */
+#define AB_ARITH_SILU 0.8
+#define AB_ARITH_GELU 0.9
+#define AB_ARITH_MISH 14.3
+/* Kernel layer i's arithmetic beyond what its bytes price, in ns of one thread: arith_ns × its output's
+ * elements (model.c term 16). */
+double ab_layer_arith(const abacus_analysis *a, size_t i);
 
 /* fusion.c: marks the members of decomposed LayerNorm, GELU and SiLU patterns AB_LAYER_FUSED. */
 void ab_mark_fused(abacus_analysis *a);

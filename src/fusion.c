@@ -140,6 +140,7 @@ static int gelu(abacus_analysis *a, int mul)
 			int div = producer(a, nd(a, erf)->in[0], "Div");
 			a->fused_save[a->node_layer[div]] = in->in[1 - k];
 			a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
+			a->costs[a->node_layer[mul]].arith_ns = AB_ARITH_GELU;
 			fuse(a, div);
 			fuse(a, erf);
 			fuse(a, add);
@@ -162,6 +163,7 @@ static int mish(abacus_analysis *a, int mul)
 		return 0;
 	a->fused_save[a->node_layer[sp]] = x;
 	a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
+	a->costs[a->node_layer[mul]].arith_ns = AB_ARITH_MISH;
 	fuse(a, sp);
 	fuse(a, th);
 	return 1;
@@ -176,6 +178,7 @@ static int silu(abacus_analysis *a, int mul)
 		return 0;
 	a->fused_save[a->node_layer[sig]] = x;
 	a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
+	a->costs[a->node_layer[mul]].arith_ns = AB_ARITH_SILU;
 	fuse(a, sig);
 	return 1;
 }

@@ -221,7 +221,8 @@ static int flop_term(abacus_category c)
  *   13 the optimizer step's parameter tensors (model.h), 14 batch-norm rows on maps of 2-15 elements,
  *   which PyTorch's kernels do not vectorise (ops_nn.c ab_cost_norm), 15 the share of terms 5 and 9
  *   whose parameter traffic stays in the last-level cache (weights, gradients and optimizer state
- *   within AB_LLC_BYTES), taken out of them. */
+ *   within AB_LLC_BYTES), taken out of them, 16 activation arithmetic beyond a ReLU's (ns of one thread,
+ *   analysis.c ab_layer_arith): a Mish costs 30 ReLUs per element, which bytes cannot say. */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
@@ -275,6 +276,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[15] = (t[5] + t[9]) * fit;
 	t[5] *= 1 - fit;
 	t[9] *= 1 - fit;
+	t[16] = a->arith;
 }
 
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i, int threads)
@@ -291,7 +293,7 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 	double wb = ab_layer_weight_bytes(a, i);
 	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[8] * wb + c[4] * ab_layer_dispatch(a, i) +
 	           c[10] * (double)a->costs[i].serial_steps + c[11] * (double)a->costs[i].serial_bytes +
-	           c[14] * (double)a->costs[i].norm_rows;
+	           c[14] * (double)a->costs[i].norm_rows + c[16] * ab_layer_arith(a, i);
 	const double *dw = a->costs[i].dw_weight;
 	if (k == 1 && dw[0] > 0)
 		w += (threads <= 1 ? c[0] * AB_DW_DENSE_RATIO : c[1]) *
@@ -380,10 +382,10 @@ static int solve(double *A, double *b, int k)
  * caller selects one hardware id, or all); calib is per row_speed(). Returns the mean squared relative
  * residual, or INFINITY when no subset is solvable. */
 static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const ab_examples *ex, const size_t *idx,
-                            size_t n, int row_calib)
+                            size_t n, int row_calib, double fixed_arith)
 {
 	enum { K = AB_TIME_TERMS };
-	double scale[K] = { 0 }, G[K * K] = { 0 }, h[K] = { 0 };
+	double scale[K] = { 0 }, G[K * K] = { 0 }, h[K] = { 0 }, rest = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];
 		double c = row_speed(m, ex, r, row_calib);
@@ -394,19 +396,25 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 	}
 	for (int j = 0; j < K; j++)
 		scale[j] = scale[j] > 0 ? sqrt(scale[j] / (double)n) : 1;
+	/* A term of fixed rate leaves 1 − f_r of each row's time to the others: h = Σ x_r (1 − f_r), and the
+	 * objective's constant is Σ (1 − f_r)². */
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];
 		double c = row_speed(m, ex, r, row_calib), x[K];
+		double left = 1 - (fixed_arith >= 0 ? c * fixed_arith * ex->terms[r * K + AB_TERM_ARITH] / ex->time[r] : 0);
+		rest += left * left;
 		for (int j = 0; j < K; j++)
 			x[j] = c * ex->terms[r * K + j] / ex->time[r] / scale[j];
 		for (int a = 0; a < K; a++) {
-			h[a] += x[a];
+			h[a] += x[a] * left;
 			for (int q = 0; q < K; q++)
 				G[a * K + q] += x[a] * x[q];
 		}
 	}
 	double best = INFINITY, best_c[K] = { 0 };
 	for (int mask = 1; mask < (1 << K); mask++) {
+		if (fixed_arith >= 0 && (mask >> AB_TERM_ARITH & 1))
+			continue;
 		int act[K], k = 0;
 		for (int j = 0; j < K; j++)
 			if (mask >> j & 1)
@@ -425,7 +433,7 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 				feasible = 0;
 		if (!feasible)
 			continue;
-		double res = (double)n;
+		double res = rest;
 		for (int a = 0; a < k; a++) {
 			res -= 2 * b[a] * h[act[a]];
 			for (int q = 0; q < k; q++)
@@ -438,6 +446,8 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 				best_c[act[a]] = b[a] / scale[act[a]];
 		}
 	}
+	if (fixed_arith >= 0)
+		best_c[AB_TERM_ARITH] = fixed_arith;
 	memcpy(out, best_c, sizeof best_c);
 	return best / (double)n;
 }
@@ -483,7 +493,7 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
-	int bad = !isfinite(fit_time_coef(pooled, m, ex, idx, n, 1));
+	int bad = !isfinite(fit_time_coef(pooled, m, ex, idx, n, 1, -1));
 	for (int h = 0; h < ex->n_hw && !bad; h++) {
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
@@ -493,8 +503,12 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 		memcpy(m->coef[h], pooled, sizeof pooled);
 		if (k < AB_MIN_HW_ROWS)
 			continue;
+		/* On one thread activation arithmetic (term 16) is priced at its measured nanoseconds, at the
+		 * hardware's median speed: fitted freely it came out 0 whenever the networks that have much of it
+		 * (csp_mish's Mish) were left out, and such a network was then priced 45 % fast unseen. */
 		double with[AB_TIME_TERMS], without[AB_TIME_TERMS];
-		double rw = fit_time_coef(with, m, ex, sel, k, 1), ro = fit_time_coef(without, m, ex, sel, k, 0);
+		double fixed = ex->hw_threads[h] <= 1 ? 1e-9 / m->calib[h] : -1;
+		double rw = fit_time_coef(with, m, ex, sel, k, 1, fixed), ro = fit_time_coef(without, m, ex, sel, k, 0, fixed);
 		if (!isfinite(rw) && !isfinite(ro))
 			continue;
 		m->use_calib[h] = rw <= ro;

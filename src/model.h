@@ -21,7 +21,8 @@
 #define AB_MAX_HW 16
 #define AB_MIN_NOISE_PAIRS 10 /* repeated pairs a hardware id needs for its rows to be weighted by their noise */
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
-#define AB_TIME_TERMS 16
+#define AB_TIME_TERMS 17
+#define AB_TERM_ARITH 16 /* activation arithmetic beyond a ReLU's, ns of one thread (model.c) */
 /* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
  * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
  * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes and

@@ -56,6 +56,8 @@ typedef struct ab_cost {
 	                          * output channels rounded up to oneDNN's block of 16 (conv_path); 0: 1 */
 	int64_t norm_rows;       /* (sample, channel) rows of a batch norm whose maps are too small for
 	                          * PyTorch's vectorised kernels: each costs a fixed ~100 ns (ab_cost_norm) */
+	double arith_ns;         /* forward + backward arithmetic per output element beyond a ReLU's, in ns
+	                          * of one thread: costly activations (analysis.c ab_arith_ns, fusion.c) */
 } ab_cost;
 
 enum {

@@ -9,7 +9,7 @@
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s> <use calib: 0|1>
  *                         (0: the hardware's speed index proved noisier than its times, and is not used)
  *   base <K> <c_1> ... <c_K>   one line per hardware id, in the order above: seconds per unit of each
- *                              analytic time term, per unit of calib (K = AB_TIME_TERMS = 16, in
+ *                              analytic time term, per unit of calib (K = AB_TIME_TERMS = 17, in
  *                              the order of model.c's ab_time_terms)
  *   rows <training rows>  digest <fnv64 of the training rows>
  *   intervals <time q05> <time q95> <memory q05> <memory q95>      (log residuals)
@@ -29,7 +29,7 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 13 /* 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
+#define BUNDLE_VERSION 14 /* 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
                          * convolutions apart); 6: twelve (recurrent steps and
                          * bytes); 5: ten (weight bytes, optimizer state apart); 4: eight; 3: one set of seven;
                          * 2: six; 1: four */

@@ -2,6 +2,7 @@
  * test_fusion.c — decomposed LayerNorm, GELU and SiLU (fusion.c) are priced as one kernel each, and only
  * when the pattern is complete and private; what dropout and products keep for backward.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,8 @@ void test_fusion_patterns(void)
 }
 
 /* x → MatMul(W1) → h (batch×64) → decomposed `kind` (0 GELU, 1 SiLU, 2 LayerNorm, 3 Mish, 4 GroupNorm
- * with 8 groups: Reshape → InstanceNormalization → Reshape → Mul γ → Add β) → y → MatMul(W2).
+ * with 8 groups: Reshape → InstanceNormalization → Reshape → Mul γ → Add β; and single nodes, 5 Tanh,
+ * 6 PRelu with a slope per feature, 7 Relu) → y → MatMul(W2).
  * PyTorch keeps h for the activation's backward and y for the second product's: 2 × batch × 64 × 4
  * bytes, whatever the decomposition's intermediates (which it never materialises). */
 static tb_model *act_between(int kind)
@@ -139,6 +141,13 @@ static tb_model *act_between(int kind)
 		tb_node(m, "Softplus", L("h"), L("sp"));
 		tb_node(m, "Tanh", L("sp"), L("th"));
 		tb_node(m, "Mul", L("h", "th"), L("y"));
+	} else if (kind == 5) {
+		tb_node(m, "Tanh", L("h"), L("y"));
+	} else if (kind == 6) {
+		tb_weight(m, "slope", D(64));
+		tb_node(m, "PRelu", L("h", "slope"), L("y"));
+	} else if (kind == 7) {
+		tb_node(m, "Relu", L("h"), L("y"));
 	} else {
 		tb_ints(m, "grouped", 3, (const int64_t[]){ 0, 8, 8 });
 		tb_ints(m, "flat", 2, (const int64_t[]){ 0, 64 });
@@ -171,6 +180,35 @@ void test_fusion_memory(void)
 		if (getenv("ABACUS_TEST_VERBOSE"))
 			printf("  kind %d: saved %lld\n", kind, (long long)M->saved);
 		CHECK_EQ_I64(M->saved, 2 * 4 * 64 * 4);
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
+/* Time term 16, activation arithmetic beyond a ReLU's: per element of h (batch 4 × 64 = 256), GELU 0.9 ns,
+ * SiLU 0.8, Mish 14.3 (its Softplus and Tanh fused, not charged again), Tanh 2.1, PRelu 5.3; LayerNorm,
+ * GroupNorm and ReLU nothing. The layer shares (ab_layer_time_weight) carry it. */
+void test_activation_arith(void);
+void test_activation_arith(void)
+{
+	static const double ns[8] = { 0.9, 0.8, 0, 14.3, 0, 2.1, 5.3, 0 };
+	ab_model mod;
+	memset(&mod, 0, sizeof mod);
+	mod.coef[0][16] = 1;
+	for (int kind = 0; kind < 8; kind++) {
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze(act_between(kind), 4, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		double t[AB_TIME_TERMS], layers = 0;
+		ab_time_terms(t, a, 1);
+		for (size_t i = 0; i < a->n_layers; i++)
+			layers += ab_layer_time_weight(&mod, 0, a, i, 1);
+		if (getenv("ABACUS_TEST_VERBOSE"))
+			printf("  kind %d: term 16 %.3f ns\n", kind, t[16]);
+		CHECK(fabs(t[16] - ns[kind] * 256) < 1e-9 && fabs(layers - t[16]) < 1e-9);
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
 	}

@@ -53,6 +53,38 @@ static int predict_file(abacus_prediction *pr, const abacus_predictor *p, const 
 	return rc;
 }
 
+/* On one thread the activation-arithmetic term is not fitted: its rate is its measured nanoseconds at the
+ * hardware's median speed index, 1e-9 s per ns / calib (model.c). The bundle writes both, in hex. */
+void test_arith_rate_fixed(void);
+void test_arith_rate_fixed(void)
+{
+	abacus_predictor *p = train_small(7, NULL);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	abacus_error err;
+	char *b;
+	size_t n;
+	CHECK(abacus_predictor_save(&b, &n, p, &err) == 0);
+	const char *hw = strstr(b, "\nhw_id cpu1 1 "), *base = strstr(b, "\nbase 17 ");
+	CHECK(hw != NULL && base != NULL);
+	double calib = 0, c[17] = { 0 };
+	int got = 0;
+	if (hw && base) {
+		got = sscanf(hw, "\nhw_id cpu1 1 %la", &calib);
+		const char *q = base + strlen("\nbase 17");
+		for (int i = 0; i < 17; i++) {
+			char *end;
+			c[i] = strtod(q, &end);
+			got += end != q;
+			q = end;
+		}
+	}
+	CHECK(got == 18 && calib > 0 && c[16] > 0 && fabs(c[16] * calib / 1e-9 - 1) < 1e-12);
+	abacus_buffer_free(b);
+	abacus_predictor_free(p);
+}
+
 void test_predictor_roundtrip(void);
 void test_predictor_roundtrip(void)
 {
