@@ -276,7 +276,7 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[15] = (t[5] + t[9]) * fit;
 	t[5] *= 1 - fit;
 	t[9] *= 1 - fit;
-	t[16] = a->arith;
+	t[AB_TERM_ARITH] = a->arith;
 }
 
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i, int threads)
@@ -293,7 +293,7 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 	double wb = ab_layer_weight_bytes(a, i);
 	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[8] * wb + c[4] * ab_layer_dispatch(a, i) +
 	           c[10] * (double)a->costs[i].serial_steps + c[11] * (double)a->costs[i].serial_bytes +
-	           c[14] * (double)a->costs[i].norm_rows + c[16] * ab_layer_arith(a, i);
+	           c[14] * (double)a->costs[i].norm_rows + c[AB_TERM_ARITH] * ab_layer_arith(a, i);
 	const double *dw = a->costs[i].dw_weight;
 	if (k == 1 && dw[0] > 0)
 		w += (threads <= 1 ? c[0] * AB_DW_DENSE_RATIO : c[1]) *
