@@ -194,7 +194,7 @@ void test_activation_arith(void)
 	static const double ns[8] = { 0.9, 0.8, 0, 14.3, 0, 2.1, 5.3, 0 };
 	ab_model mod;
 	memset(&mod, 0, sizeof mod);
-	mod.coef[0][16] = 1;
+	mod.coef[0][AB_TERM_ARITH] = 1;
 	for (int kind = 0; kind < 8; kind++) {
 		abacus_graph *g;
 		abacus_error err;
@@ -207,8 +207,8 @@ void test_activation_arith(void)
 		for (size_t i = 0; i < a->n_layers; i++)
 			layers += ab_layer_time_weight(&mod, 0, a, i, 1);
 		if (getenv("ABACUS_TEST_VERBOSE"))
-			printf("  kind %d: term 16 %.3f ns\n", kind, t[16]);
-		CHECK(fabs(t[16] - ns[kind] * 256) < 1e-9 && fabs(layers - t[16]) < 1e-9);
+			printf("  kind %d: term 16 %.3f ns\n", kind, t[AB_TERM_ARITH]);
+		CHECK(fabs(t[AB_TERM_ARITH] - ns[kind] * 256) < 1e-9 && fabs(layers - t[AB_TERM_ARITH]) < 1e-9);
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
 	}
