@@ -41,7 +41,9 @@ REPLAYS := $(FUZZ_TARGETS:%=$(B)/replay_%)
 all: $(B)/abacus $(B)/libabacus_tracker.so
 
 # protobuf-c code is generated from Debian's onnx.proto (libonnx-dev), never committed.
-$(GEN)/onnx.pb-c.c $(GEN)/onnx.pb-c.h: $(ONNX_PROTO)
+# One rule makes both files (grouped target, GNU Make 4.3): with a plain two-target rule `make -j2` ran it
+# twice at once on a fresh tree and one cp failed.
+$(GEN)/onnx.pb-c.c $(GEN)/onnx.pb-c.h &: $(ONNX_PROTO)
 	@mkdir -p $(GEN)
 	cp $(ONNX_PROTO) $(GEN)/onnx.proto
 	cd $(GEN) && protoc-c --c_out=. onnx.proto

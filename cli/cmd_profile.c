@@ -9,6 +9,7 @@
  * replaced before the next one. Rows are appended and fsynced one at a time (profile_csv.c).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static const char help[] =
 	"                      [--seq 128,256|all] [--optimizer sgd,adam] [--hw cpu1,cpu2] [--repeat N]\n"
 	"                      [--graphs DIR] [--timeout S] [--max-iter-seconds S] [--mem-limit BYTES]\n"
 	"                      [--any-size] [--wait-quiet] [--fresh] [--dry-run] [--python PATH] [--log FILE]\n"
+	"                      [--isa-cap none|sse41|avx2] [--machines FILE]\n"
 	"\n"
 	"Measures PyTorch training iterations under shared/PROTOCOL.md and appends one CSV row per\n"
 	"configuration (columns: docs/DATASET.md). Each configuration runs in a separate worker process\n"
@@ -35,13 +37,18 @@ static const char help[] =
 	"  --out FILE           the CSV to append to (created with a header; a different header is refused)\n"
 	"  --models LIST        zoo networks, comma-separated, or all (default); see 'python3 collector/worker.py --list'\n"
 	"  --batch LIST         batch sizes (default 1)\n"
-	"  --size LIST|all      image sides, e.g. 64,128 (only each network's valid sizes are measured)\n"
-	"  --seq LIST|all       sequence lengths of token networks (--input is a synonym)\n"
+	"  --size LIST|all|min  image sides, e.g. 64,128 (only each network's valid sizes are measured);\n"
+	"                       min: each network's smallest valid side\n"
+	"  --seq LIST|all|min   sequence lengths of token networks (--input is a synonym)\n"
 	"                       with neither --size nor --seq every valid size of every network is measured;\n"
 	"                       with only one of them, networks of the other kind are left out\n"
 	"  --any-size           also measure asked-for sizes that the zoo does not list as valid for a network\n"
 	"  --optimizer LIST     sgd and/or adam (default sgd)\n"
 	"  --hw LIST            cpu1 and/or cpu2: cpuN runs the worker with N threads (default cpu1)\n"
+	"  --isa-cap NAME       emulate an older CPU: sse41 caps oneDNN, ATen and OpenBLAS at SSE4.1, avx2 at AVX2\n"
+	"                       (PROTOCOL.md); the cap is part of the machine id every row records\n"
+	"  --machines FILE      the machines table: one JSON line per machine id with its full descriptor,\n"
+	"                       appended when a run meets a new id (default: machines.jsonl beside --out)\n"
 	"  --repeat N           measure every configuration N times, each in its own worker (repeat 0..N-1)\n"
 	"  --repeat-percent P   repeats 1..N-1 only for a fixed, hash-chosen P % of the configurations\n"
 	"  --graphs DIR         where graphs are read and exported (default data/graphs)\n"
@@ -65,6 +72,8 @@ static const char help[] =
 #define MAX_LIST 64
 #define MAX_SIZES 64
 #define STARTUP_TIMEOUT_S 300.0
+/* The measurement protocol version every row records (PROTOCOL.md; 2: machine and runtime in every row). */
+#define PROFILE_PROTOCOL "2"
 
 static volatile sig_atomic_t g_stop;
 
@@ -85,6 +94,8 @@ typedef struct config {
 	const zoo_net *net;
 	int64_t size, batch, repeat;
 	const char *optimizer, *hw;
+	const char *machine; /* the machine id of hw (run_ctx.machine), set once the workers have said it */
+	size_t hw_index;     /* into opts.hw */
 	int threads;
 	char shape[96];
 	char graph_file[256];
@@ -92,6 +103,8 @@ typedef struct config {
 
 typedef struct opts {
 	const char *out, *models, *graphs, *python, *worker, *tracker, *log;
+	const char *isa_cap;  /* NULL: none */
+	const char *machines; /* the machines table; NULL: machines.jsonl beside out */
 	int64_t batch[MAX_LIST];
 	size_t n_batch;
 	int64_t size[MAX_LIST], seq[MAX_LIST];
@@ -110,12 +123,13 @@ typedef struct opts {
 
 /* ---- option parsing -------------------------------------------------------------------------------- */
 
-/* "1,2,4" → values; "all" sets *all when allowed; "L128" is accepted for lengths. */
+/* "1,2,4" → values; "all" sets *all to 1 and "min" (each network's smallest valid size) to 2 when allowed;
+ * "L128" is accepted for lengths. */
 static int parse_int_list(int64_t *out, size_t *n, int *all, const char *text)
 {
 	*n = 0;
-	if (all && !strcmp(text, "all")) {
-		*all = 1;
+	if (all && (!strcmp(text, "all") || !strcmp(text, "min"))) {
+		*all = text[0] == 'a' ? 1 : 2;
 		return 0;
 	}
 	const char *p = text;
@@ -171,7 +185,7 @@ static int parse_opts(opts *o, int argc, char **argv)
 	static const char *const valued[] = { "--out", "--models", "--batch", "--size", "--seq", "--input",
 		                                  "--optimizer", "--hw", "--repeat", "--repeat-percent", "--graphs", "--timeout",
 		                                  "--max-iter-seconds", "--mem-limit", "--python", "--worker",
-		                                  "--tracker", "--log" };
+		                                  "--tracker", "--log", "--isa-cap", "--machines" };
 	memset(o, 0, sizeof *o);
 	o->models = "all";
 	o->graphs = "data/graphs";
@@ -228,11 +242,11 @@ static int parse_opts(opts *o, int argc, char **argv)
 		} else if (!strcmp(name, "--size")) {
 			o->size_given = 1;
 			if (parse_int_list(o->size, &o->n_size, &o->size_all, v))
-				return cli_usage("profile", "--size needs image sides separated by commas or 'all', got '%s'", v), -1;
+				return cli_usage("profile", "--size needs image sides separated by commas, 'all' or 'min', got '%s'", v), -1;
 		} else if (!strcmp(name, "--seq") || !strcmp(name, "--input")) {
 			o->seq_given = 1;
 			if (parse_int_list(o->seq, &o->n_seq, &o->seq_all, v))
-				return cli_usage("profile", "%s needs sequence lengths separated by commas or 'all', got '%s'", name, v),
+				return cli_usage("profile", "%s needs sequence lengths separated by commas, 'all' or 'min', got '%s'", name, v),
 				       -1;
 		} else if (!strcmp(name, "--optimizer")) {
 			if (strcmp(v, "sgd") && strcmp(v, "adam") && strcmp(v, "sgd,adam") && strcmp(v, "adam,sgd"))
@@ -282,6 +296,12 @@ static int parse_opts(opts *o, int argc, char **argv)
 			o->tracker = v;
 		} else if (!strcmp(name, "--log")) {
 			o->log = v;
+		} else if (!strcmp(name, "--isa-cap")) {
+			if (strcmp(v, "none") && strcmp(v, "sse41") && strcmp(v, "avx2"))
+				return cli_usage("profile", "--isa-cap must be none, sse41 or avx2, got '%s'", v), -1;
+			o->isa_cap = strcmp(v, "none") ? v : NULL;
+		} else if (!strcmp(name, "--machines")) {
+			o->machines = v;
 		}
 	}
 	if (!o->out)
@@ -406,6 +426,13 @@ static int sizes_of(int64_t *out, const opts *o, const zoo_net *z, size_t *dropp
 	const int64_t *req = z->tokens ? o->seq : o->size;
 	size_t n_req = z->tokens ? o->n_seq : o->n_size;
 	int n = 0;
+	if (all == 2 && z->n_sizes) {
+		out[0] = z->sizes[0];
+		for (int i = 1; i < z->n_sizes; i++)
+			if (z->sizes[i] < out[0])
+				out[0] = z->sizes[i];
+		return 1;
+	}
 	if (all) {
 		memcpy(out, z->sizes, (size_t)z->n_sizes * sizeof *out);
 		return z->n_sizes;
@@ -476,6 +503,7 @@ static int expand(config **out, size_t *n_out, const opts *o, const zoo_net **ne
 							e->repeat = r;
 							e->optimizer = o->optimizer[k];
 							e->hw = o->hw[h];
+							e->hw_index = h;
 							e->threads = o->threads[h];
 							if (z->tokens) {
 								snprintf(e->shape, sizeof e->shape, "%lldx%lld", (long long)e->batch, (long long)s);
@@ -506,7 +534,7 @@ static int expand(config **out, size_t *n_out, const opts *o, const zoo_net **ne
 
 static csv_key key_of(const config *c)
 {
-	csv_key k = { c->net->name, c->shape, c->optimizer, c->hw, c->batch, c->repeat };
+	csv_key k = { c->net->name, c->shape, c->optimizer, c->hw, c->machine, c->batch, c->repeat };
 	return k;
 }
 
@@ -597,6 +625,10 @@ typedef struct run_ctx {
 	char cores[16];
 	char torch_version[64], torchvision_version[64];
 	char blas[64]; /* the BLAS library torch loaded (the speed of matrix products and 1x1 convolutions) */
+	char runtime[64];           /* "torch-1.13.1", from the worker */
+	char machine[MAX_LIST][96]; /* the machine id of each opts.hw, from a worker started with its threads */
+	char worker_machine[96];    /* what the last worker started said */
+	char machines_path[PATH_MAX];
 	size_t by_status[5]; /* rows written in this run: ok, oom, error, timeout, skipped */
 	int last_status;     /* index into statuses of the last row written, -1 for none */
 } run_ctx;
@@ -645,7 +677,9 @@ static int write_row(run_ctx *x, const config *c, const jobj *res, const char *s
 	f[COL_CPU_MODEL] = x->cpu;
 	f[COL_CORES] = x->cores;
 	f[COL_BLAS] = x->blas;
-	f[COL_PROTOCOL] = "1";
+	f[COL_PROTOCOL] = PROFILE_PROTOCOL;
+	f[COL_MACHINE] = c->machine;
+	f[COL_RUNTIME] = x->runtime;
 	f[COL_TIMESTAMP] = stamp;
 	if (res) {
 		static const struct { int col; const char *key; } nums[] = {
@@ -740,6 +774,63 @@ static void progress(size_t done, size_t total, double elapsed, const config *c)
 	}
 }
 
+/* Appends the descriptor of machine `id` to the machines table unless a line already names it. The table is
+ * JSON lines, {"id": ID, <the descriptor's fields>}, written with one write() and fsync() like the rows. */
+static int machines_table_add(const char *path, const char *id, const char *descriptor, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	if (f) {
+		char *line = NULL;
+		size_t cap = 0;
+		int found = 0;
+		while (!found && getline(&line, &cap, f) > 0) {
+			jobj o;
+			char perr[128];
+			if (jobj_parse(&o, line, perr, sizeof perr))
+				continue; /* a damaged line does not hide an id: the id is written again below */
+			const char *have = jobj_get(&o, "id", NULL);
+			found = have && !strcmp(have, id);
+			jobj_free(&o);
+		}
+		free(line);
+		fclose(f);
+		if (found)
+			return 0;
+	}
+	if (descriptor[0] != '{') {
+		snprintf(err, errlen, "the worker's machine descriptor is not a JSON object");
+		return -1;
+	}
+	char *rec = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&rec, &len);
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	fprintf(m, "{\"id\": ");
+	json_str(m, id);
+	const char *rest = descriptor + 1;
+	while (*rest == ' ')
+		rest++;
+	fprintf(m, "%s%s\n", *rest == '}' ? "" : ", ", rest);
+	if (fclose(m)) {
+		free(rec);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+	int rc = 0;
+	if (fd < 0 || write(fd, rec, len) != (ssize_t)len || fsync(fd)) {
+		snprintf(err, errlen, "cannot write the machines table %.200s: %s", path, strerror(errno));
+		rc = -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(rec);
+	return rc;
+}
+
 /* Starts a worker with `threads` threads and waits for its ready line. 0 ok, -1 fatal (message printed),
  * 1 interrupted. */
 static int start_worker(run_ctx *x, worker *w, const worker_spec *base, int threads)
@@ -776,6 +867,24 @@ static int start_worker(run_ctx *x, worker *w, const worker_spec *base, int thre
 	const char *blas = jobj_get(&o, "blas", NULL);
 	snprintf(x->blas, sizeof x->blas, "%s", blas ? blas : "");
 	int ok = tracker && !strcmp(tracker, "true");
+	/* Every row names its machine (PROTOCOL.md, version 2): a worker that cannot say it measures nothing. */
+	const char *mid = jobj_get(&o, "machine", NULL), *rt = jobj_get(&o, "runtime", NULL);
+	const char *desc = jobj_get(&o, "machine_descriptor", NULL);
+	if (!mid || !*mid || strlen(mid) >= sizeof x->worker_machine || !rt || !*rt || !desc) {
+		jobj_free(&o);
+		worker_stop(w, 0);
+		fprintf(stderr, "abacus: the worker did not say which machine and runtime it runs on (%s is older than "
+		        "this abacus?); rows without a machine are not written\n", s.script);
+		return -1;
+	}
+	snprintf(x->worker_machine, sizeof x->worker_machine, "%s", mid);
+	snprintf(x->runtime, sizeof x->runtime, "%s", rt);
+	if (!x->o->dry_run && machines_table_add(x->machines_path, mid, desc, err, sizeof err)) {
+		jobj_free(&o);
+		worker_stop(w, 0);
+		fprintf(stderr, "abacus: %s\n", err);
+		return -1;
+	}
 	jobj_free(&o);
 	if (!ok) {
 		worker_stop(w, 0);
@@ -838,6 +947,11 @@ static int measure_one(run_ctx *x, worker *w, int *w_alive, const worker_spec *b
 		if (r)
 			return r;
 		*w_alive = 1;
+		if (strcmp(x->worker_machine, c->machine)) {
+			fprintf(stderr, "abacus: the machine changed during the run: %s was %s, a new worker says %s; rerun to "
+			        "measure on the new machine\n", c->hw, c->machine, x->worker_machine);
+			return -1;
+		}
 	}
 	char *line = request_line(x, c, id);
 	if (!line) {
@@ -1085,7 +1199,14 @@ int cmd_profile(int argc, char **argv)
 	if (x.csv.repaired_bytes)
 		fprintf(stderr, "abacus profile: %s: removed an incomplete last line (%zu bytes) left by an interrupted run; "
 		        "that configuration is measured again\n", o.out, x.csv.repaired_bytes);
-	worker_spec base = { o.python, worker_abs, tracker_abs, 1, (uint64_t)o.mem_limit, log };
+	if (o.machines) {
+		snprintf(x.machines_path, sizeof x.machines_path, "%s", o.machines);
+	} else {
+		const char *slash = strrchr(o.out, '/');
+		snprintf(x.machines_path, sizeof x.machines_path, "%.*smachines.jsonl", slash ? (int)(slash - o.out + 1) : 0,
+		         o.out);
+	}
+	worker_spec base = { o.python, worker_abs, tracker_abs, 1, (uint64_t)o.mem_limit, log, o.isa_cap };
 	/* The first worker also lists the zoo, so a run pays for one interpreter start less. */
 	int sr = start_worker(&x, &w, &base, o.threads[0]);
 	if (sr) {
@@ -1094,6 +1215,27 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	}
 	w_alive = 1;
+	/* The machine id of each hardware id: the first worker says it for its thread count, a short-lived worker
+	 * for each other one (the id covers the threads and what only the framework knows, e.g. its ISA). */
+	snprintf(x.machine[0], sizeof x.machine[0], "%s", x.worker_machine);
+	for (size_t h = 1; h < o.n_hw; h++) {
+		size_t same = 0;
+		while (same < h && o.threads[same] != o.threads[h])
+			same++;
+		if (same < h) {
+			snprintf(x.machine[h], sizeof x.machine[h], "%s", x.machine[same]);
+			continue;
+		}
+		worker probe;
+		int pr2 = start_worker(&x, &probe, &base, o.threads[h]);
+		if (pr2) {
+			if (pr2 > 0)
+				fprintf(stderr, "abacus: interrupted\n");
+			goto out;
+		}
+		worker_stop(&probe, 10);
+		snprintf(x.machine[h], sizeof x.machine[h], "%s", x.worker_machine);
+	}
 	if (load_zoo(&zoo, &n_zoo, &w, err, sizeof err)) {
 		fprintf(stderr, "abacus: %s\n", err);
 		goto out;
@@ -1136,16 +1278,18 @@ int cmd_profile(int argc, char **argv)
 		goto nomem;
 
 	size_t n_todo = 0;
+	for (size_t i = 0; i < n_cfg; i++)
+		cfg[i].machine = x.machine[cfg[i].hw_index];
 	for (size_t i = 0; i < n_cfg; i++) {
 		csv_key k = key_of(&cfg[i]);
 		if (!csv_has(&x.csv, &k))
 			cfg[n_todo++] = cfg[i];
 	}
 	if (o.dry_run) {
-		printf("network,input_shape,batch,optimizer,hw,repeat,graph\n");
+		printf("network,input_shape,batch,optimizer,hw,repeat,graph,machine\n");
 		for (size_t i = 0; i < n_todo; i++)
-			printf("%s,%s,%lld,%s,%s,%lld,%s\n", cfg[i].net->name, cfg[i].shape, (long long)cfg[i].batch,
-			       cfg[i].optimizer, cfg[i].hw, (long long)cfg[i].repeat, cfg[i].graph_file);
+			printf("%s,%s,%lld,%s,%s,%lld,%s,%s\n", cfg[i].net->name, cfg[i].shape, (long long)cfg[i].batch,
+			       cfg[i].optimizer, cfg[i].hw, (long long)cfg[i].repeat, cfg[i].graph_file, cfg[i].machine);
 		fprintf(stderr, "abacus profile: %zu configurations in the grid, %zu already in %s, %zu to measure\n", n_cfg,
 		        n_cfg - n_todo, o.out, n_todo);
 		rc = CLI_OK;

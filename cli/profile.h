@@ -44,13 +44,13 @@ enum {
 	COL_STATUS, COL_ERROR, COL_TIME_S, COL_TIME_MIN_S, COL_TIME_P90_S, COL_TIME_CV, COL_ITERATIONS,
 	COL_CALIB_S, COL_MEMORY_BYTES, COL_PERSISTENT_BYTES, COL_PARAMS, COL_TORCH_VERSION,
 	COL_TORCHVISION_VERSION, COL_CPU_MODEL, COL_CORES, COL_PROTOCOL, COL_TIMESTAMP, COL_BUSY_OTHER, COL_BLAS,
-	N_COLS
+	COL_MACHINE, COL_RUNTIME, N_COLS
 };
 extern const char *const csv_columns[N_COLS];
 
-/* The key that makes a row unique: network, input shape, batch, optimizer, hardware id, repeat index. */
+/* The key that makes a row unique: network, input shape, batch, optimizer, hardware id, repeat index, machine. */
 typedef struct csv_key {
-	const char *network, *input_shape, *optimizer, *hw;
+	const char *network, *input_shape, *optimizer, *hw, *machine;
 	int64_t batch, repeat;
 } csv_key;
 
@@ -82,6 +82,7 @@ typedef struct worker_spec {
 	int threads;
 	uint64_t mem_limit;  /* RLIMIT_AS in bytes; 0 = none */
 	FILE *log;           /* worker stderr is appended here when non-NULL */
+	const char *isa_cap; /* NULL, "sse41" or "avx2": the emulated older CPU of PROTOCOL.md */
 } worker_spec;
 
 typedef struct worker {

@@ -23,7 +23,7 @@ const char *const csv_columns[N_COLS] = {
 	"network", "graph", "input_shape", "batch", "optimizer", "hw", "threads", "repeat", "status", "error",
 	"time_s", "time_min_s", "time_p90_s", "time_cv", "iterations", "calib_s", "memory_bytes",
 	"persistent_bytes", "params", "torch_version", "torchvision_version", "cpu_model", "cores", "protocol",
-	"timestamp", "busy_other", "blas",
+	"timestamp", "busy_other", "blas", "machine", "runtime",
 };
 
 /* ---- reading --------------------------------------------------------------------------------------- */
@@ -111,13 +111,15 @@ out:
 
 /* ---- keys ---------------------------------------------------------------------------------------------- */
 
+/* The machine is part of the key: the same configuration measured on another machine is another row. */
 static char *key_string(const char *network, const char *shape, const char *batch, const char *opt, const char *hw,
-                        const char *repeat)
+                        const char *repeat, const char *machine)
 {
-	size_t n = strlen(network) + strlen(shape) + strlen(batch) + strlen(opt) + strlen(hw) + strlen(repeat) + 6;
+	size_t n = strlen(network) + strlen(shape) + strlen(batch) + strlen(opt) + strlen(hw) + strlen(repeat) +
+	           strlen(machine) + 7;
 	char *k = malloc(n);
 	if (k)
-		snprintf(k, n, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", network, shape, batch, opt, hw, repeat);
+		snprintf(k, n, "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", network, shape, batch, opt, hw, repeat, machine);
 	return k;
 }
 
@@ -174,7 +176,7 @@ static char *key_of_fields(char *const f[N_COLS])
 	char b[32], r[32];
 	canon_int(b, sizeof b, f[COL_BATCH]);
 	canon_int(r, sizeof r, f[COL_REPEAT]);
-	return key_string(f[COL_NETWORK], f[COL_INPUT_SHAPE], b, f[COL_OPTIMIZER], f[COL_HW], r);
+	return key_string(f[COL_NETWORK], f[COL_INPUT_SHAPE], b, f[COL_OPTIMIZER], f[COL_HW], r, f[COL_MACHINE]);
 }
 
 int csv_has(const csv_out *c, const csv_key *k)
@@ -182,7 +184,7 @@ int csv_has(const csv_out *c, const csv_key *k)
 	char b[32], r[32];
 	snprintf(b, sizeof b, "%lld", (long long)k->batch);
 	snprintf(r, sizeof r, "%lld", (long long)k->repeat);
-	char *s = key_string(k->network, k->input_shape, b, k->optimizer, k->hw, r);
+	char *s = key_string(k->network, k->input_shape, b, k->optimizer, k->hw, r, k->machine);
 	if (!s)
 		return 0;
 	size_t at = key_lower_bound(c, s);
@@ -373,6 +375,10 @@ static int open_csv(csv_out *c, const char *path, int readonly, char *err, size_
 				if (i < r.n && i < N_COLS)
 					snprintf(err, errlen, "%s has a different header: column %zu is '%.60s', expected '%s'; "
 					         "write to a new file (--out) or convert the old one", path, i + 1, r.fields[i], csv_columns[i]);
+				else if (i == COL_MACHINE && r.n == COL_MACHINE)
+					snprintf(err, errlen, "%s was written before measurement protocol 2 (no machine and runtime "
+					         "columns); convert it with '/usr/bin/python3 scripts/migrate_csv.py %s' (its rows get "
+					         "machine 'unrecorded') or write to a new file (--out)", path, path);
 				else
 					snprintf(err, errlen, "%s has a different header: %zu columns, expected %d; write to a new "
 					         "file (--out) or convert the old one", path, r.n, N_COLS);

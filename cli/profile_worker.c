@@ -35,7 +35,9 @@ static int dropped_var(const char *kv)
 {
 	static const char *const drop[] = { "OMP_NUM_THREADS=", "MKL_NUM_THREADS=", "OPENBLAS_NUM_THREADS=",
 		                                "LD_PRELOAD=", "PYTHONPATH=", "PYTHONHOME=", "PYTHONSTARTUP=",
-		                                "PYTHONNOUSERSITE=", "PYTHONUSERBASE=", "MALLOC_" };
+		                                "PYTHONNOUSERSITE=", "PYTHONUSERBASE=", "MALLOC_",
+		                                /* the ISA cap comes only from --isa-cap, so that it is recorded */
+		                                "ONEDNN_MAX_CPU_ISA=", "ATEN_CPU_CAPABILITY=", "OPENBLAS_CORETYPE=" };
 	for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++)
 		if (!strncmp(kv, drop[i], strlen(drop[i])))
 			return 1;
@@ -71,11 +73,22 @@ static char **build_env(const worker_spec *s)
 		{ "MALLOC_TRIM_THRESHOLD_", "68719476736" }, { "MALLOC_TOP_PAD_", "536870912" },
 		{ "PYTHONNOUSERSITE", "1" }, { "LD_PRELOAD", s->tracker },
 	};
-	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
-		size_t len = strlen(fixed[i][0]) + strlen(fixed[i][1]) + 2;
+	/* PROTOCOL.md, "Emulated older CPUs"; collector/machine.py knows the same caps by these values. */
+	const char *const sse41[][2] = { { "ONEDNN_MAX_CPU_ISA", "SSE41" }, { "ATEN_CPU_CAPABILITY", "default" },
+		                             { "OPENBLAS_CORETYPE", "Nehalem" } };
+	const char *const avx2[][2] = { { "ONEDNN_MAX_CPU_ISA", "AVX2" }, { "ATEN_CPU_CAPABILITY", "avx2" },
+		                            { "OPENBLAS_CORETYPE", "Haswell" } };
+	const char *const(*cap)[2] = NULL;
+	if (s->isa_cap && !strcmp(s->isa_cap, "sse41"))
+		cap = sse41;
+	else if (s->isa_cap && !strcmp(s->isa_cap, "avx2"))
+		cap = avx2;
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] + (cap ? 3 : 0); i++) {
+		const char *const *kv = i < sizeof fixed / sizeof fixed[0] ? fixed[i] : cap[i - sizeof fixed / sizeof fixed[0]];
+		size_t len = strlen(kv[0]) + strlen(kv[1]) + 2;
 		if (!(env[k] = malloc(len)))
 			goto bad;
-		snprintf(env[k++], len, "%s=%s", fixed[i][0], fixed[i][1]);
+		snprintf(env[k++], len, "%s=%s", kv[0], kv[1]);
 	}
 	env[k] = NULL;
 	return env;

@@ -50,7 +50,7 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-PROTOCOL = 1
+PROTOCOL = 2
 WARMUP = 3
 DRY_ITERS = 2
 MIN_ITERS, MAX_ITERS, MIN_TIMED_S = 10, 50, 1.0
@@ -215,6 +215,11 @@ class Worker:
         self.threads = threads
         self.tracker = Tracker()
         self.ncpu = _proc_cpus()
+        from collector import machine
+        self.runtime = machine.runtime_name(torch)
+        self.machine_descriptor = machine.describe(threads, self.runtime, blas_library(),
+                                                   machine.torch_capability(torch.__config__.show()))
+        self.machine = machine.machine_id(self.machine_descriptor)
         warnings.filterwarnings("ignore", category=UserWarning)
         # Initialise whatever the reference workload sets up lazily before the first baseline.
         calib(torch)
@@ -226,7 +231,8 @@ class Worker:
         return {"ready": True, "pid": os.getpid(), "torch_version": self.torch.__version__,
                 "torchvision_version": self.torchvision.__version__, "tracker": self.tracker.ok,
                 "threads": self.torch.get_num_threads(), "protocol_env": env_ok, "protocol": PROTOCOL,
-                "python": sys.executable, "blas": blas_library()}
+                "python": sys.executable, "blas": blas_library(), "runtime": self.runtime,
+                "machine": self.machine, "machine_descriptor": self.machine_descriptor}
 
     # One training iteration per PROTOCOL.md, built as a closure over the objects of one configuration.
     def _make_step(self, model, x, opt, state):
@@ -427,7 +433,18 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "1")))
     ap.add_argument("--calibrate", action="store_true",
                     help="time the protocol's reference workload now and print it as one JSON line")
+    ap.add_argument("--machine", action="store_true",
+                    help="print this machine's id and descriptor (collector/machine.py) as one JSON line")
     a = ap.parse_args(argv)
+
+    if a.machine:
+        import torch
+        sys.path.insert(0, ROOT)
+        from collector import machine
+        d = machine.describe(a.threads, machine.runtime_name(torch), blas_library(),
+                             machine.torch_capability(torch.__config__.show()))
+        print(json.dumps({"machine": machine.machine_id(d), "descriptor": d}), flush=True)
+        return 0
 
     if a.calibrate:
         import torch

@@ -214,6 +214,9 @@ typedef struct abacus_row {
 	double time_s, calib_s, busy_other;
 	int64_t memory_bytes, persistent_bytes, params;
 	size_t line;             /* line number in the file, for error messages */
+	/* The machine id that measured the row (docs/DATASET.md, "The machines table"): "unrecorded" for rows of
+	 * measurement protocol 1, whose files have no such column; and the runtime ("torch-1.13.1"). */
+	const char *machine, *runtime;
 } abacus_row;
 
 /* Parses CSV bytes; `name` (may be NULL) names the source in errors. */

@@ -32,6 +32,17 @@ phase() {
 	"$A" profile "${COMMON[@]}" "$@" || echo "== phase ended with status $?"
 }
 make -s
+# Every row names its machine (PROTOCOL.md version 2), and the machine id covers the thread count and any ISA
+# cap. On a machine id with no rows yet the campaign first measures the fixed *fingerprint* set: every zoo
+# network at its smallest valid input, batch 1 and 4, sgd and adam (416 configurations, ~15 % repeated for the
+# noise floor), cheap enough (--max-iter-seconds 1.5) to finish in well under an hour, so that the dataset
+# gains a comparable set of rows from every machine the project runs on: this CPU uncapped and capped at SSE4.1
+# (the emulated older CPU), one and two threads each. The grids below then continue on this machine.
+fingerprint() { phase --size min --seq min --batch 1,4 --max-iter-seconds 1.5 "$@"; }
+fingerprint --hw cpu1
+fingerprint --hw cpu1 --isa-cap sse41
+fingerprint --hw cpu2
+fingerprint --hw cpu2 --isa-cap sse41
 # Breadth first, cpu1 and cpu2 alternating so that every network has rows on both hardware ids early
 # (cross-hardware evaluation needs pairs); cpu2 covers at least 30 % of the configurations.
 # cpu2 passed its 1,000-row target on 2026-12-03 at 16:30 with its first two phases; cpu1 has the

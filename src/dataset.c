@@ -83,13 +83,17 @@ static int next_field(cursor *c, ab_buf *buf, int *eof)
 
 enum {
 	COL_NETWORK, COL_GRAPH, COL_INPUT, COL_BATCH, COL_OPT, COL_HW, COL_THREADS, COL_REPEAT, COL_STATUS,
-	COL_TIME, COL_CALIB, COL_MEM, COL_PERSIST, COL_PARAMS, COL_BUSY, COL_ERROR, N_COLS
+	COL_TIME, COL_CALIB, COL_MEM, COL_PERSIST, COL_PARAMS, COL_BUSY, COL_ERROR, COL_MACHINE, COL_RUNTIME, N_COLS
 };
 static const struct { const char *name; int required; } columns[N_COLS] = {
 	{ "network", 1 }, { "graph", 1 }, { "input_shape", 1 }, { "batch", 1 }, { "optimizer", 1 }, { "hw", 1 },
 	{ "threads", 0 }, { "repeat", 0 }, { "status", 1 }, { "time_s", 1 }, { "calib_s", 0 },
 	{ "memory_bytes", 1 }, { "persistent_bytes", 0 }, { "params", 0 }, { "busy_other", 0 }, { "error", 0 },
+	{ "machine", 0 }, { "runtime", 0 },
 };
+/* Files written before measurement protocol 2 have neither column: their machine was not recorded, and the
+ * one runtime the collector knew then was Debian's PyTorch 1.13.1. */
+static const char unrecorded[] = "unrecorded", torch_1_13_1[] = "torch-1.13.1";
 
 static int keep(abacus_dataset *d, const char *s, const char **out)
 {
@@ -197,6 +201,8 @@ int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, cons
 		row->threads = 0;
 		row->calib_s = row->busy_other = NAN;
 		row->persistent_bytes = row->params = -1;
+		row->machine = unrecorded;
+		row->runtime = torch_1_13_1;
 		int f = 0;
 		do {
 			r = next_field(&c, &buf, &eof);
@@ -217,6 +223,8 @@ int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, cons
 			case COL_HW: if (keep(d, s, &row->hw)) goto oom; break;
 			case COL_STATUS: if (keep(d, s, &row->status)) goto oom; break;
 			case COL_ERROR: if (keep(d, s, &row->error)) goto oom; break;
+			case COL_MACHINE: if (*s && keep(d, s, &row->machine)) goto oom; break;
+			case COL_RUNTIME: if (*s && keep(d, s, &row->runtime)) goto oom; break;
 			case -1: break;
 			default:
 				if (parse_num(s, &v)) {

@@ -15,6 +15,9 @@ Cases (each prints its name, its time and what it measured; a filter runs only t
   csv          a file with quoted fields, CRLF and embedded newlines is read (its row is not measured again);
                a damaged row is refused with its line number
   crash        a worker killed by SIGSEGV mid-configuration: an `error` row naming the signal, the run goes on
+  machine      the machine id is stable across workers, differs with the thread count and with the ISA cap
+               (--isa-cap sse41: torch says NO AVX), lands in the machines table once; a protocol-1 file is
+               refused with the way to convert it, and scripts/migrate_csv.py converts it
   kill         SIGTERM, then SIGKILL of the collector mid-run (plus a half-written last line): the worker dies
                with it, the reruns keep every row, measure the rest once, nothing duplicated
 Runs one torch process at a time (the collector's worker), about 2-3 minutes on 2 cores.
@@ -34,7 +37,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ABACUS = os.path.abspath(os.environ.get("ABACUS", os.path.join(ROOT, "build/release/abacus")))
 TMP = tempfile.mkdtemp(prefix="abacus-collector-")
 GRAPHS = os.path.join(TMP, "graphs")
-KEY = ("network", "input_shape", "batch", "optimizer", "hw", "repeat")
+KEY = ("network", "input_shape", "batch", "optimizer", "hw", "repeat", "machine")
+PY = "/usr/bin/python3"
+WORKER = os.path.join(ROOT, "collector", "worker.py")
 
 failures = []
 
@@ -71,8 +76,17 @@ def rel(a, b):
 
 
 # ---------------------------------------------------------------------------------------------------
+def machine_of(threads=1, env=None):
+    """What collector/worker.py --machine says (the id every row of this machine must carry)."""
+    p = subprocess.run([PY, WORKER, "--machine", "--threads", str(threads)], capture_output=True, text=True,
+                       env=env)
+    check(p.returncode == 0, f"worker.py --machine: {p.stderr.strip()[-300:]}")
+    return json.loads(p.stdout)
+
+
 def case_e2e():
     out = os.path.join(TMP, "e2e.csv")
+    here = machine_of(1)
     profile("--models", "mlp", "--batch", "1", "--size", "32", "--hw", "cpu1", "--optimizer", "sgd,adam", out=out)
     with open(out) as f:
         header = f.readline().strip().split(",")
@@ -94,8 +108,10 @@ def case_e2e():
         check(float(r["calib_s"]) > 0 and float(r["time_cv"]) >= 0, "calib_s, cv")
         check(0 <= float(r["busy_other"]) <= 1, "busy_other is a fraction")
         check(r["blas"] not in ("", "unknown"), f"blas library named ({r['blas']!r})")
-        check(r["protocol"] == "1" and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["timestamp"]), "protocol, timestamp")
+        check(r["protocol"] == "2" and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", r["timestamp"]), "protocol, timestamp")
         check(r["torch_version"] and r["torchvision_version"] and r["cpu_model"] and int(r["cores"]) >= 1, "versions, cpu")
+        check(r["machine"] == here["machine"], f"machine column {r['machine']!r} is this machine's id {here['machine']!r}")
+        check(re.fullmatch(r"torch-\d+\.\d+\.\d+", r["runtime"]) is not None, f"runtime {r['runtime']!r}")
         mem, pers, params = int(r["memory_bytes"]), int(r["persistent_bytes"]), int(r["params"])
         check(params == 886666, f"mlp(32) has 3*32*32*256+256 + 256*256+256 + 256*128+128 + 128*10+10 = 886666 "
               f"parameters, got {params}")
@@ -209,14 +225,72 @@ def case_busy():
     check(len(rs) == 1 and float(rs[0]["busy_other"]) == 0.75, "without --wait-quiet the row is written as measured")
 
 
+def dry_machines(*args):
+    """The machine column of `abacus profile --dry-run` (one id per hardware id asked for)."""
+    p = subprocess.run([ABACUS, "profile", "--out", os.path.join(TMP, "dry.csv"), "--graphs", GRAPHS, "--models",
+                        "mlp", "--size", "32", "--dry-run"] + list(args), cwd=ROOT, capture_output=True, text=True)
+    check(p.returncode == 0, f"dry run {args}: {p.stderr.strip()[-300:]}")
+    rs = list(csv.DictReader(p.stdout.splitlines()))
+    return sorted({r["machine"] for r in rs})
+
+
+def case_machine():
+    a, b = machine_of(1), machine_of(1)
+    print(f"    this machine, 1 thread: {a['machine']}")
+    check(a == b, "two workers describe the machine identically")
+    check(re.fullmatch(r"[a-z]+-f\d+m\d+-[a-z0-9]+-t1-[0-9a-f]{8}", a["machine"]) is not None, "id format")
+    for field in ("vendor", "family", "model", "stepping", "microcode", "isa", "isa_cap", "torch_capability",
+                  "cache_l1d", "cache_l2", "cache_l3", "cores", "mhz", "kernel", "blas", "runtime", "threads"):
+        check(field in a["descriptor"], f"descriptor has {field}")
+    t2 = machine_of(2)
+    check(t2["machine"] != a["machine"] and "-t2-" in t2["machine"], f"two threads are another machine: {t2['machine']}")
+    one_id = dry_machines("--hw", "cpu1")
+    check(one_id == [a["machine"]], f"profile's machine for cpu1 {one_id} is the worker's {a['machine']}")
+    both = dry_machines("--hw", "cpu1,cpu2")
+    check(both == sorted([a["machine"], t2["machine"]]), f"cpu1,cpu2: {both}")
+    capped = dry_machines("--hw", "cpu1", "--isa-cap", "sse41")
+    print(f"    capped at SSE4.1: {capped}")
+    check(len(capped) == 1 and capped[0] != a["machine"] and "-sse41-" in capped[0], "the ISA cap changes the id")
+    env = dict(os.environ, ONEDNN_MAX_CPU_ISA="SSE41", ATEN_CPU_CAPABILITY="default", OPENBLAS_CORETYPE="Nehalem")
+    c = machine_of(1, env)
+    check(c["machine"] == (capped[0] if capped else None) and c["descriptor"]["torch_capability"] == "NO AVX",
+          f"the capped worker: {c['machine']}, torch capability {c['descriptor']['torch_capability']!r}")
+    # The table: one line per id, written by a real run, not again by a second one.
+    out = os.path.join(TMP, "mt", "m.csv")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    profile("--models", "mlp", "--batch", "1", "--size", "32", out=out)
+    profile("--models", "mlp", "--batch", "2", "--size", "32", out=out)
+    table = [json.loads(line) for line in open(os.path.join(TMP, "mt", "machines.jsonl"))]
+    check([t["id"] for t in table] == [a["machine"]], f"machines table beside --out: {[t['id'] for t in table]}")
+    check(table and table[0]["isa"] == a["descriptor"]["isa"], "the table holds the descriptor")
+    # A file of protocol 1 (no machine, runtime) is refused with the way out; the script converts it.
+    old = os.path.join(TMP, "mt", "old.csv")
+    with open(out) as f:
+        lines = f.read().splitlines()
+    with open(old, "w") as f:
+        for i, line in enumerate(lines):
+            f.write(",".join(next(csv.reader([line]))[:-2]) + "\n")
+    p = profile("--models", "mlp", "--batch", "1", "--size", "32", out=old, check_rc=1)
+    check("migrate_csv.py" in p.stderr, f"the refusal says how to convert: {p.stderr.strip()}")
+    m = subprocess.run([PY, os.path.join(ROOT, "scripts", "migrate_csv.py"), old], capture_output=True, text=True)
+    check(m.returncode == 0, f"migrate_csv.py: {m.stderr.strip()}")
+    rs = rows(old)
+    check(len(rs) == 2 and all(r["machine"] == "unrecorded" and r["runtime"] == "torch-1.13.1" for r in rs),
+          "converted rows: machine unrecorded, runtime torch-1.13.1")
+    p = profile("--models", "mlp", "--batch", "1", "--size", "32", out=old, check_rc=0)
+    rs = rows(old)
+    check(len(rs) == 3 and rs[-1]["machine"] == a["machine"], "an unrecorded row does not stand for this machine's")
+
+
 def case_csv():
     cols = ["network", "graph", "input_shape", "batch", "optimizer", "hw", "threads", "repeat", "status", "error",
             "time_s", "time_min_s", "time_p90_s", "time_cv", "iterations", "calib_s", "memory_bytes",
             "persistent_bytes", "params", "torch_version", "torchvision_version", "cpu_model", "cores", "protocol",
-            "timestamp", "busy_other", "blas"]
+            "timestamp", "busy_other", "blas", "machine", "runtime"]
     row = dict.fromkeys(cols, "")
     row.update(network="mlp", input_shape="1x3x32x32", batch="1", optimizer="sgd", hw="cpu1", threads="1",
-               repeat="0", status="error", error='a "quoted", multi-line\nerror', protocol="1")
+               repeat="0", status="error", error='a "quoted", multi-line\nerror', protocol="2",
+               machine=machine_of(1)["machine"], runtime="torch-1.13.1")
     # Written as another tool might: every field quoted, CRLF line ends, a field with a newline.
     out = os.path.join(TMP, "quoted.csv")
     with open(out, "w", newline="") as f:
@@ -403,7 +477,8 @@ def case_write_errors():
 
 
 CASES = [("e2e", case_e2e), ("repeat", case_repeat), ("multi", case_multi), ("oom", case_oom),
-         ("failures", case_failures), ("busy", case_busy), ("csv", case_csv), ("crash", case_crash),
+         ("failures", case_failures), ("busy", case_busy), ("csv", case_csv), ("machine", case_machine),
+         ("crash", case_crash),
          ("kill", case_kill), ("kills", case_kills), ("write_errors", case_write_errors)]
 
 

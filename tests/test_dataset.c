@@ -75,3 +75,32 @@ void test_dataset_errors(void)
 		CHECK(d == NULL);
 	}
 }
+
+/* Rows name their machine and runtime (protocol 2); a file without the columns is protocol 1's: machine
+ * "unrecorded", runtime torch-1.13.1, never an empty string or NULL. */
+void test_dataset_machine(void);
+void test_dataset_machine(void)
+{
+	abacus_dataset *d = NULL;
+	abacus_error err;
+	static const char v2[] = "network,graph,input_shape,batch,optimizer,hw,status,time_s,memory_bytes,machine,runtime\n"
+	                         "mlp,g.onnx,1x3x32x32,1,sgd,cpu1,ok,0.1,5,amd-f25m17-avx512-t1-97a5599e,torch-2.5.1\n"
+	                         "mlp,g.onnx,2x3x32x32,2,sgd,cpu1,ok,0.1,5,,\n";
+	CHECK(abacus_dataset_load(&d, v2, strlen(v2), "v2.csv", &err) == 0);
+	if (d) {
+		const abacus_row *r = abacus_dataset_row(d, 0);
+		CHECK(!strcmp(r->machine, "amd-f25m17-avx512-t1-97a5599e"));
+		CHECK(!strcmp(r->runtime, "torch-2.5.1"));
+		r = abacus_dataset_row(d, 1);
+		CHECK(!strcmp(r->machine, "unrecorded"));
+		CHECK(!strcmp(r->runtime, "torch-1.13.1"));
+	}
+	abacus_dataset_free(d);
+	d = NULL;
+	CHECK(load("a,b,1x1,1,sgd,cpu1,1,0,ok,,0.1,0.1,5,1,1,x\n", &d, &err) == 0);
+	if (d) {
+		CHECK(!strcmp(abacus_dataset_row(d, 0)->machine, "unrecorded"));
+		CHECK(!strcmp(abacus_dataset_row(d, 0)->runtime, "torch-1.13.1"));
+	}
+	abacus_dataset_free(d);
+}
