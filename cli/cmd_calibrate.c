@@ -2,22 +2,39 @@
  * cmd_calibrate.c — `abacus calibrate`: times the protocol's reference workload (PROTOCOL.md, "Machine
  * speed index") on this machine now, with the threads of a hardware id, and compares it with the speed
  * index of the predictor's training data. Pass the result to `predict --calib` to scale time predictions
- * to how fast this machine is today.
+ * to how fast this machine is today. With --out FILE it measures the whole machine profile instead
+ * (collector/machine_profile.py: one rate per kind of work the time model prices, about a minute) and
+ * writes it for `abacus predict --machine FILE` and `abacus eval --protocol lomachine`.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 
 static const char help[] =
 	"usage: abacus calibrate [--hw ID] [--model FILE] [--python PATH] [--worker FILE] [--format table|json]\n"
+	"       abacus calibrate --out FILE [--hw ID] [--isa-cap none|sse41|avx2] [--runs N]\n"
 	"\n"
 	"Times the reference workload of PROTOCOL.md (20 × a 256×256 matrix product and one convolution, median\n"
 	"of 7 runs, the median of three such medians) with the threads of --hw (cpu1: 1, cpu2: 2) and the\n"
 	"protocol's environment, and compares it with the median speed index of the predictor's training data\n"
-	"for that hardware id. Give the result to 'abacus predict --calib SECONDS'.\n";
+	"for that hardware id. Give the result to 'abacus predict --calib SECONDS'.\n"
+	"\n"
+	"With --out FILE: measures this machine's profile (docs/MACHINES.md): dense, im2col and depthwise\n"
+	"convolutions, square, thin and batched matrix products, element-wise traffic in cache and from\n"
+	"memory, the fixed cost of a kernel and of a view, weight streaming, the optimizer step's traffic and\n"
+	"tensors, a recurrent step, batch-norm rows, costly activations and the reference workload, each\n"
+	"forward + backward through PyTorch, --runs passes (default 5, about a minute), and writes the median\n"
+	"rates with their spread. The file names the machine id (collector/machine.py) it was measured on;\n"
+	"when FILE is a directory the profile is written to FILE/<machine id>.machine.\n"
+	"\n"
+	"  --hw ID          cpuN: N threads (default cpu1)\n"
+	"  --isa-cap NAME   emulate an older CPU (sse41, avx2), as 'abacus profile --isa-cap' does\n"
+	"  --runs N         passes over the microbenchmarks (1-50, default 5)\n";
 
 /* collector/worker.py of the source tree the binary was built in (build/<mode>/abacus → ../../). */
 static int find_worker(char *buf, size_t len)
@@ -28,9 +45,107 @@ static int find_worker(char *buf, size_t len)
 	return access(buf, R_OK) == 0 ? 0 : -1;
 }
 
+/* The environment variables of an ISA cap (PROTOCOL.md, "Emulated older CPUs"), as a shell word list. */
+static const char *cap_env(const char *cap)
+{
+	if (!cap)
+		return "";
+	if (!strcmp(cap, "sse41"))
+		return "ONEDNN_MAX_CPU_ISA=SSE41 ATEN_CPU_CAPABILITY=default OPENBLAS_CORETYPE=Nehalem ";
+	return "ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell ";
+}
+
+/* Runs the worker's --profile, checks what it wrote with the library, writes it to `out` (through a
+ * temporary file and rename, so a failed run leaves no half profile) and prints the rates. */
+static int write_profile(const char *cmd, const char *out, cli_format fmt)
+{
+	FILE *f = popen(cmd, "r");
+	if (!f) {
+		fprintf(stderr, "abacus: cannot run the profile's microbenchmarks: %s\n", strerror(errno));
+		return CLI_FAIL;
+	}
+	char *text = NULL;
+	size_t len = 0, cap = 0;
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (len + n + 1 > cap) {
+			cap = (len + n + 1) * 2;
+			char *t = realloc(text, cap);
+			if (!t) {
+				free(text);
+				pclose(f);
+				fprintf(stderr, "abacus: out of memory\n");
+				return CLI_FAIL;
+			}
+			text = t;
+		}
+		memcpy(text + len, chunk, n);
+		len += n;
+	}
+	int st = pclose(f);
+	abacus_machine *m = NULL;
+	abacus_error err;
+	if (st != 0 || !text) {
+		free(text);
+		fprintf(stderr, "abacus: the profile's microbenchmarks failed (exit status %d); run '%s' to see why\n", st, cmd);
+		return CLI_FAIL;
+	}
+	if (abacus_machine_load(&m, text, len, &err)) {
+		free(text);
+		fprintf(stderr, "abacus: the worker wrote a profile this abacus cannot read: %s\n", err.msg);
+		return CLI_FAIL;
+	}
+	/* A directory gets the file named after the machine: DIR/<id>.machine. */
+	char path[PATH_MAX + 128];
+	struct stat sb;
+	if (stat(out, &sb) == 0 && S_ISDIR(sb.st_mode))
+		snprintf(path, sizeof path, "%s/%s.machine", out, abacus_machine_id(m));
+	else
+		snprintf(path, sizeof path, "%s", out);
+	out = path;
+	char tmp[PATH_MAX + 160];
+	snprintf(tmp, sizeof tmp, "%s.tmp", out);
+	FILE *o = fopen(tmp, "w");
+	int ok = o && fwrite(text, 1, len, o) == len;
+	ok = (o && fclose(o) == 0) && ok;
+	if (!ok || rename(tmp, out)) {
+		fprintf(stderr, "abacus: cannot write %s: %s\n", out, strerror(errno));
+		remove(tmp);
+		free(text);
+		abacus_machine_free(m);
+		return CLI_FAIL;
+	}
+	free(text);
+	if (fmt == FMT_JSON) {
+		printf("{\"machine\": \"%s\", \"threads\": %d, \"runtime\": \"%s\", \"file\": ", abacus_machine_id(m),
+		       abacus_machine_threads(m), abacus_machine_runtime(m));
+		json_str(stdout, out);
+		printf(", \"seconds\": %.1f, \"rates\": {", abacus_machine_seconds(m));
+		for (size_t i = 0; i < abacus_machine_n_rates(); i++) {
+			double sp, v = abacus_machine_rate(m, abacus_machine_rate_name(i), &sp);
+			printf("%s\"%s\": {\"seconds\": %.6g, \"spread\": %.4f}", i ? ", " : "", abacus_machine_rate_name(i), v, sp);
+		}
+		printf("}}\n");
+	} else {
+		printf("machine %s (%d thread%s, %s): profile written to %s in %.0f s\n", abacus_machine_id(m),
+		       abacus_machine_threads(m), abacus_machine_threads(m) > 1 ? "s" : "", abacus_machine_runtime(m), out,
+		       abacus_machine_seconds(m));
+		printf("  %-18s %14s %8s\n", "rate", "s per unit", "spread");
+		for (size_t i = 0; i < abacus_machine_n_rates(); i++) {
+			double sp, v = abacus_machine_rate(m, abacus_machine_rate_name(i), &sp);
+			printf("  %-18s %14.4e %7.1f%%\n", abacus_machine_rate_name(i), v, 100 * sp);
+		}
+	}
+	abacus_machine_free(m);
+	return CLI_OK;
+}
+
 int cmd_calibrate(int argc, char **argv)
 {
 	const char *hw = "cpu1", *model = NULL, *python = "/usr/bin/python3", *worker = NULL;
+	const char *out = NULL, *isa_cap = NULL;
+	int64_t runs = 5;
 	cli_format fmt = FMT_TABLE;
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -48,6 +163,18 @@ int cmd_calibrate(int argc, char **argv)
 			slot = &python;
 		else if ((r = cli_opt(argc, argv, &i, "--worker", &v)))
 			slot = &worker;
+		else if ((r = cli_opt(argc, argv, &i, "--out", &v)))
+			slot = &out;
+		else if ((r = cli_opt(argc, argv, &i, "--isa-cap", &v))) {
+			if (r < 0 || (strcmp(v, "none") && strcmp(v, "sse41") && strcmp(v, "avx2")))
+				return cli_usage("calibrate", "--isa-cap must be none, sse41 or avx2");
+			isa_cap = strcmp(v, "none") ? v : NULL;
+			continue;
+		} else if ((r = cli_opt(argc, argv, &i, "--runs", &v))) {
+			if (r < 0 || cli_parse_i64(&runs, v, 1, 50))
+				return cli_usage("calibrate", "--runs needs an integer from 1 to 50");
+			continue;
+		}
 		else if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
 			if (r < 0 || cli_parse_format(&fmt, v, 0))
 				return cli_usage("calibrate", "--format must be table or json");
@@ -76,13 +203,19 @@ int cmd_calibrate(int argc, char **argv)
 	for (const char *p = python; *p; p++)
 		if (*p == '\'')
 			return cli_usage("calibrate", "--python path must not contain a quote");
+	if (out && strchr(out, '\''))
+		return cli_usage("calibrate", "--out path must not contain a quote");
 	char cmd[3 * PATH_MAX];
-	/* The protocol's environment (PROTOCOL.md) for T threads. */
+	/* The protocol's environment (PROTOCOL.md) for T threads; the cap's variables only from --isa-cap. */
 	snprintf(cmd, sizeof cmd,
-	         "env OMP_NUM_THREADS=%lld MKL_NUM_THREADS=%lld OPENBLAS_NUM_THREADS=%lld MALLOC_MMAP_MAX_=0 "
+	         "env -u ONEDNN_MAX_CPU_ISA -u ATEN_CPU_CAPABILITY -u OPENBLAS_CORETYPE %s"
+	         "OMP_NUM_THREADS=%lld MKL_NUM_THREADS=%lld OPENBLAS_NUM_THREADS=%lld MALLOC_MMAP_MAX_=0 "
 	         "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=68719476736 MALLOC_TOP_PAD_=536870912 "
-	         "PYTHONNOUSERSITE=1 '%s' '%s' --calibrate --threads %lld",
-	         (long long)threads, (long long)threads, (long long)threads, python, worker, (long long)threads);
+	         "PYTHONNOUSERSITE=1 '%s' '%s' %s --threads %lld --runs %lld",
+	         cap_env(isa_cap), (long long)threads, (long long)threads, (long long)threads, python, worker,
+	         out ? "--profile" : "--calibrate", (long long)threads, (long long)runs);
+	if (out)
+		return write_profile(cmd, out, fmt);
 	FILE *f = popen(cmd, "r");
 	char line[512] = "";
 	int ok = f && fgets(line, sizeof line, f) != NULL;

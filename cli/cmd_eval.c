@@ -1,7 +1,9 @@
 /*
- * cmd_eval.c — `abacus eval DATA.csv... --protocol random|lomo|cross-hw`: the predictor's error against
- * measured rows, beside the analytic and FLOPs-proportional baselines and the noise floor.
+ * cmd_eval.c — `abacus eval DATA.csv... --protocol random|lomo|cross-hw|lomachine`: the predictor's error
+ * against measured rows, beside the analytic and FLOPs-proportional baselines and the noise floor, per
+ * hardware id and per machine.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,15 +15,22 @@ int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_f
 int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i);
 
 static const char help[] =
-	"usage: abacus eval DATA.csv... [--protocol random|lomo|cross-hw] [--format table|json] [--svg FILE]\n"
-	"                   [--seed N]"
+	"usage: abacus eval DATA.csv... [--protocol random|lomo|cross-hw|lomachine] [--format table|json]\n"
+	"                   [--machines FILE|DIR,...] [--shots K] [--svg FILE] [--seed N]"
 	" [--rounds N] [--depth N] [--eta X] [--root DIR] [--rows FILE] [--json FILE]\n"
 	"\n"
 	"Scores the predictor on measured rows: random = 5-fold cross-validation over configurations;\n"
 	"lomo = leave-one-model-out (each network predicted by a model that never saw it); cross-hw = train on\n"
-	"one hardware id, test on the others. Prints MRE, median and 90th percentile relative error for time\n"
-	"and memory, the analytic and FLOPs-proportional baselines, the noise floor of repeated measurements,\n"
-	"and per-network errors.\n"
+	"one hardware id, test on the others; lomachine = leave-one-machine-out: every machine with a profile\n"
+	"(--machines) is predicted from its profile by a model trained on the other machines' rows (rows of\n"
+	"machines without a profile are left out). Prints MRE, median and 90th percentile relative error for\n"
+	"time and memory, the analytic and FLOPs-proportional baselines, the noise floor of repeated\n"
+	"measurements, per hardware id, per machine (with its own noise floor and, for lomachine, the share of\n"
+	"measured times inside the 90 %% interval) and per network.\n"
+	"  --machines LIST  machine profiles (abacus calibrate --out), files or directories of *.machine,\n"
+	"                   comma-separated (default for lomachine: data/machines)\n"
+	"  --shots K        lomachine few-shot: K rows of the held-out machine (one per network first) refit\n"
+	"                   its time factor and are not scored (default 0: zero-shot)\n"
 	"  --svg FILE   draw predicted against measured time and memory, and the per-network errors\n"
 	"  --json FILE  also write the report as JSON (what --format json prints), from the same run\n"
 	"  --rows FILE  write every scored row as CSV: its dataset line and configuration, measured and\n"
@@ -168,6 +177,28 @@ static void write_json(FILE *f, const abacus_eval *ev, const char *pname)
 		json_stats(f, "noise_floor", &hws[i].noise_time_adjusted, 1);
 		fprintf(f, "    }%s\n", i + 1 < nh ? "," : "");
 	}
+	size_t nm;
+	const abacus_eval_machine *ms = abacus_eval_machines(ev, &nm);
+	fprintf(f, "  ],\n  \"machines\": [\n");
+	for (size_t i = 0; i < nm; i++) {
+		fprintf(f, "    {\"id\": ");
+		json_str(f, ms[i].machine);
+		fprintf(f, ", \"rows\": %zu, \"time_mre\": ", ms[i].time.n);
+		num(f, ms[i].time.mre);
+		fprintf(f, ", \"time_raw_mre\": ");
+		num(f, ms[i].time_raw.mre);
+		fprintf(f, ", \"noise_floor\": ");
+		num(f, ms[i].noise_time_adjusted.mre);
+		fprintf(f, ", \"noise_floor_raw\": ");
+		num(f, ms[i].noise_time.mre);
+		fprintf(f, ", \"noise_pairs\": %zu, \"coverage\": ", ms[i].noise_time.n);
+		num(f, ms[i].coverage);
+		fprintf(f, ", \"memory_mre\": ");
+		num(f, ms[i].memory.mre);
+		fprintf(f, ", \"shot_scale\": ");
+		num(f, ms[i].shot_scale);
+		fprintf(f, "}%s\n", i + 1 < nm ? "," : "");
+	}
 	fprintf(f, "  ],\n  \"networks\": [\n");
 	for (size_t i = 0; i < nn; i++) {
 		fprintf(f, "    {\"network\": ");
@@ -186,8 +217,84 @@ static void row(const char *name, const abacus_eval_stats *s)
 	printf("  %-34s %8.2f%% %8.2f%% %8.2f%% %7zu\n", name, 100 * s->mre, 100 * s->median, 100 * s->p90, s->n);
 }
 
+static int cmp_str_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Loads the profiles named in `list` (files, or directories whose *.machine files are read, sorted). */
+static int load_machines(abacus_machine ***out, size_t *n, const char *list)
+{
+	*out = NULL;
+	*n = 0;
+	char *copy = strdup(list);
+	size_t cap = 0;
+	abacus_machine **ms = NULL;
+	if (!copy)
+		return CLI_FAIL;
+	int rc = CLI_OK;
+	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && rc == CLI_OK; tok = strtok_r(NULL, ",", &save)) {
+		char **paths = NULL;
+		size_t np = 0;
+		DIR *d = opendir(tok);
+		if (d) {
+			struct dirent *e;
+			while ((e = readdir(d))) {
+				size_t l = strlen(e->d_name);
+				if (l < 9 || strcmp(e->d_name + l - 8, ".machine"))
+					continue;
+				char **np2 = realloc(paths, (np + 1) * sizeof *paths);
+				if (!np2)
+					break;
+				paths = np2;
+				size_t pl = strlen(tok) + l + 2;
+				if (!(paths[np] = malloc(pl)))
+					break;
+				snprintf(paths[np++], pl, "%s/%s", tok, e->d_name);
+			}
+			closedir(d);
+			qsort(paths, np, sizeof *paths, cmp_str_ptr);
+		} else {
+			paths = malloc(sizeof *paths);
+			if (paths && (paths[0] = strdup(tok)))
+				np = 1;
+		}
+		for (size_t k = 0; k < np; k++) {
+			if (rc == CLI_OK) {
+				abacus_error err;
+				abacus_machine *m = NULL;
+				if (abacus_machine_load_file(&m, paths[k], &err)) {
+					rc = cli_fail(&err);
+				} else {
+					if (*n == cap) {
+						cap = cap ? cap * 2 : 8;
+						abacus_machine **g = realloc(ms, cap * sizeof *ms);
+						if (!g) {
+							abacus_machine_free(m);
+							rc = CLI_FAIL;
+							free(paths[k]);
+							continue;
+						}
+						ms = g;
+					}
+					ms[(*n)++] = m;
+				}
+			}
+			free(paths[k]);
+		}
+		free(paths);
+	}
+	free(copy);
+	*out = ms;
+	return rc;
+}
+
 int cmd_eval(int argc, char **argv)
 {
+	const char *machines_arg = NULL;
+	abacus_machine **machines = NULL;
+	size_t n_machines = 0;
+	int64_t shots = 0;
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
 	abacus_eval_protocol proto = ABACUS_EVAL_RANDOM;
 	cli_format fmt = FMT_TABLE;
@@ -211,11 +318,28 @@ int cmd_eval(int argc, char **argv)
 			continue;
 		}
 		if ((r = cli_opt(argc, argv, &i, "--protocol", &v))) {
-			if (r < 0 || (strcmp(v, "random") && strcmp(v, "lomo") && strcmp(v, "cross-hw"))) {
-				cli_usage("eval", "--protocol must be random, lomo or cross-hw");
+			if (r < 0 || (strcmp(v, "random") && strcmp(v, "lomo") && strcmp(v, "cross-hw") && strcmp(v, "lomachine"))) {
+				cli_usage("eval", "--protocol must be random, lomo, cross-hw or lomachine");
 				goto out;
 			}
-			proto = !strcmp(v, "random") ? ABACUS_EVAL_RANDOM : !strcmp(v, "lomo") ? ABACUS_EVAL_LOMO : ABACUS_EVAL_CROSS_HW;
+			proto = !strcmp(v, "random") ? ABACUS_EVAL_RANDOM
+			        : !strcmp(v, "lomo") ? ABACUS_EVAL_LOMO
+			        : !strcmp(v, "lomachine") ? ABACUS_EVAL_LOMACHINE : ABACUS_EVAL_CROSS_HW;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--machines", &v))) {
+			if (r < 0) {
+				cli_usage("eval", "--machines needs profile files or directories");
+				goto out;
+			}
+			machines_arg = v;
+			continue;
+		}
+		if ((r = cli_opt(argc, argv, &i, "--shots", &v))) {
+			if (r < 0 || cli_parse_i64(&shots, v, 0, 100000)) {
+				cli_usage("eval", "--shots needs a row count (0 or more)");
+				goto out;
+			}
 			continue;
 		}
 		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
@@ -259,6 +383,17 @@ int cmd_eval(int argc, char **argv)
 		cli_usage("eval", "needs at least one DATA.csv");
 		goto out;
 	}
+	if (shots && proto != ABACUS_EVAL_LOMACHINE) {
+		rc = cli_usage("eval", "--shots is for --protocol lomachine");
+		goto out;
+	}
+	if (proto == ABACUS_EVAL_LOMACHINE && !machines_arg)
+		machines_arg = "data/machines";
+	if (machines_arg && (rc = load_machines(&machines, &n_machines, machines_arg)))
+		goto out;
+	o.machines = (const abacus_machine *const *)machines;
+	o.n_machines = n_machines;
+	o.shots = (int)shots;
 	abacus_dataset **sets;
 	size_t n;
 	if ((rc = cli_load_datasets(&sets, &n, files, n_files)))
@@ -269,7 +404,10 @@ int cmd_eval(int argc, char **argv)
 		rc = cli_fail(&err);
 		goto free_sets;
 	}
-	const char *pname = proto == ABACUS_EVAL_RANDOM ? "random" : proto == ABACUS_EVAL_LOMO ? "lomo" : "cross-hw";
+	const char *pname = proto == ABACUS_EVAL_RANDOM      ? "random"
+	                    : proto == ABACUS_EVAL_LOMO      ? "lomo"
+	                    : proto == ABACUS_EVAL_LOMACHINE ? "lomachine"
+	                                                     : "cross-hw";
 	size_t nn;
 	const abacus_eval_net *nets = abacus_eval_networks(ev, &nn);
 	size_t nh;
@@ -301,6 +439,14 @@ int cmd_eval(int argc, char **argv)
 			snprintf(name, sizeof name, "memory, %s", hws[i].hw);
 			row(name, &hws[i].memory);
 		}
+		size_t nm;
+		const abacus_eval_machine *ms = abacus_eval_machines(ev, &nm);
+		printf("\n  %-36s %6s %9s %9s %9s %9s %9s\n", "machine", "rows", "time MRE", "raw MRE", "noise", "coverage",
+		       "mem MRE");
+		for (size_t i = 0; i < nm; i++)
+			printf("  %-36.36s %6zu %8.2f%% %8.2f%% %8.2f%% %8.1f%% %8.2f%%\n", ms[i].machine, ms[i].time.n,
+			       100 * ms[i].time.mre, 100 * ms[i].time_raw.mre, 100 * ms[i].noise_time_adjusted.mre,
+			       100 * ms[i].coverage, 100 * ms[i].memory.mre);
 		printf("\n  %-34s %9s %9s %7s\n", "network", "time MRE", "mem MRE", "rows");
 		for (size_t i = 0; i < nn; i++)
 			printf("  %-34.34s %8.2f%% %8.2f%% %7zu\n", nets[i].network, 100 * nets[i].time_mre,
@@ -330,6 +476,9 @@ free_sets:
 		abacus_dataset_free(sets[k]);
 	free(sets);
 out:
+	for (size_t k = 0; k < n_machines; k++)
+		abacus_machine_free(machines[k]);
+	free(machines);
 	free(files);
 	return rc;
 }

@@ -433,9 +433,25 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "1")))
     ap.add_argument("--calibrate", action="store_true",
                     help="time the protocol's reference workload now and print it as one JSON line")
+    ap.add_argument("--profile", action="store_true",
+                    help="measure this machine's profile (collector/machine_profile.py) and print the profile file")
+    ap.add_argument("--runs", type=int, default=5, help="passes over the microbenchmarks for --profile")
     ap.add_argument("--machine", action="store_true",
                     help="print this machine's id and descriptor (collector/machine.py) as one JSON line")
     a = ap.parse_args(argv)
+
+    if a.profile:
+        import torch
+        torch.set_num_threads(a.threads)
+        torch.set_num_interop_threads(1)
+        sys.path.insert(0, ROOT)
+        from collector import machine, machine_profile
+        d = machine.describe(a.threads, machine.runtime_name(torch), blas_library(),
+                             machine.torch_capability(torch.__config__.show()))
+        rates, secs = machine_profile.measure(torch, runs=a.runs, log=log)
+        sys.stdout.write(machine_profile.render(machine.machine_id(d), a.threads, d["runtime"], rates, secs, a.runs))
+        sys.stdout.flush()
+        return 0
 
     if a.machine:
         import torch

@@ -226,6 +226,31 @@ size_t abacus_dataset_n_rows(const abacus_dataset *d);
 const abacus_row *abacus_dataset_row(const abacus_dataset *d, size_t i);
 void abacus_dataset_free(abacus_dataset *d);
 
+/* ---- Machine profiles: this machine's measured rates (`abacus calibrate --out FILE`) ---------------- */
+
+/* A machine profile (docs/MACHINES.md): the machine id (collector/machine.py), its thread count and
+ * runtime, and per kind of work the time model prices its measured seconds per unit. */
+typedef struct abacus_machine abacus_machine;
+
+/* Parses a profile file's bytes; every malformed line, a missing or unknown rate, a non-positive rate is
+ * an error naming the line. */
+int abacus_machine_load(abacus_machine **out, const char *data, size_t len, abacus_error *err);
+int abacus_machine_load_file(abacus_machine **out, const char *path, abacus_error *err);
+/* Serialises a profile (the same format); *out is freed with abacus_buffer_free. */
+int abacus_machine_save(char **out, size_t *len, const abacus_machine *m, abacus_error *err);
+void abacus_machine_free(abacus_machine *m);
+const char *abacus_machine_id(const abacus_machine *m);
+int abacus_machine_threads(const abacus_machine *m);
+const char *abacus_machine_runtime(const abacus_machine *m);
+/* How long measuring the profile took, in seconds. */
+double abacus_machine_seconds(const abacus_machine *m);
+/* The rates' names, in the profile's order. */
+size_t abacus_machine_n_rates(void);
+const char *abacus_machine_rate_name(size_t i);
+/* Seconds per unit of rate `name` (and its relative spread over the calibration runs), or -1 for an
+ * unknown name. */
+double abacus_machine_rate(const abacus_machine *m, const char *name, double *spread);
+
 /* ---- Predictor: learned time and memory, trained on measured rows -------------------------------- */
 
 typedef struct abacus_predictor abacus_predictor;
@@ -236,9 +261,14 @@ typedef struct abacus_train_opts {
 	int max_depth;
 	double eta;
 	const char *graph_root;   /* directory the rows' graph paths are relative to (the repository) */
+	/* Machine profiles (`abacus calibrate --out`): rows whose `machine` names one are priced from its
+	 * rates by the leave-one-machine-out evaluation. NULL/0: none. */
+	const abacus_machine *const *machines;
+	size_t n_machines;
+	int shots;                /* lomachine: K rows of the held-out machine refit its speed (0: zero-shot) */
 } abacus_train_opts;
 
-#define ABACUS_TRAIN_OPTS_INIT { 1, 400, 6, 0.05, "." }
+#define ABACUS_TRAIN_OPTS_INIT { 1, 400, 6, 0.05, ".", NULL, 0, 0 }
 
 /* Trains on every `ok` row of the datasets (XGBoost, one booster per target). Deterministic for a seed. */
 int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_sets, const abacus_train_opts *o,
@@ -288,7 +318,12 @@ int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analys
 
 /* ---- Evaluation against measured rows (shared/DESIGN.md protocols) -------------------------------- */
 
-typedef enum { ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW } abacus_eval_protocol;
+/* lomachine: every machine with a profile and rows is predicted by a model trained on the other machines'
+ * rows, from its profile alone (opts.shots = 0) or with K of its rows (few-shot); rows of machines without
+ * a profile are left out. */
+typedef enum {
+	ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW, ABACUS_EVAL_LOMACHINE
+} abacus_eval_protocol;
 
 typedef enum {
 	ABACUS_EVAL_TIME,                /* predictor, with the row's measured speed index (calib_s) */
@@ -320,6 +355,7 @@ typedef struct abacus_eval_point {
 	double time_s, time_pred_s, time_raw_pred_s; /* predicted with the row's speed index, and without */
 	double memory_bytes, memory_pred_bytes;
 	double time_base_s, memory_base_bytes;       /* the analytic estimates alone (with the row's speed index) */
+	double time_lo_s, time_hi_s;                 /* the 90 % interval (lomachine only; else 0) */
 } abacus_eval_point;
 
 /* The same scores split by hardware id: the predictor's time error on that id's rows, and the noise
@@ -330,6 +366,16 @@ typedef struct abacus_eval_hw {
 	abacus_eval_stats noise_time, noise_time_adjusted;
 } abacus_eval_hw;
 
+/* The scores of the rows of one machine id: error, its own noise floor (repeated pairs of that machine),
+ * and the share of its measured times inside the 90 % interval (lomachine; NaN otherwise). */
+typedef struct abacus_eval_machine {
+	const char *machine;
+	abacus_eval_stats time, time_raw, memory;
+	abacus_eval_stats noise_time, noise_time_adjusted;
+	double coverage;
+	double shot_scale;   /* few-shot: the time factor its K rows gave (1 when zero-shot) */
+} abacus_eval_machine;
+
 typedef struct abacus_eval abacus_eval;
 
 int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
@@ -338,6 +384,8 @@ const abacus_eval_stats *abacus_eval_get(const abacus_eval *ev, abacus_eval_metr
 const abacus_eval_net *abacus_eval_networks(const abacus_eval *ev, size_t *n);
 const abacus_eval_point *abacus_eval_points(const abacus_eval *ev, size_t *n);
 const abacus_eval_hw *abacus_eval_hardware(const abacus_eval *ev, size_t *n);
+/* Per machine id of the scored rows ("unrecorded" for rows of protocol 1). */
+const abacus_eval_machine *abacus_eval_machines(const abacus_eval *ev, size_t *n);
 void abacus_eval_free(abacus_eval *ev);
 
 /* Whether `op_type` (default domain) is in the op table, and its category. */

@@ -38,7 +38,32 @@ make -s
 # noise floor), cheap enough (--max-iter-seconds 1.5) to finish in well under an hour, so that the dataset
 # gains a comparable set of rows from every machine the project runs on: this CPU uncapped and capped at SSE4.1
 # (the emulated older CPU), one and two threads each. The grids below then continue on this machine.
-fingerprint() { phase --size min --seq min --batch 1,4 --max-iter-seconds 1.5 "$@"; }
+# Before its fingerprint, each machine's profile (abacus calibrate --out, docs/MACHINES.md) is measured three
+# times in separate processes: the first is the machine's profile (data/machines/<id>.machine), all three go
+# to data/machines/repeats/ for the repeatability figures. A profile already there is not measured again.
+profile_machine() {
+	local tmp id
+	tmp=$(mktemp -d)
+	for k in 1 2 3; do
+		"$A" calibrate --out "$tmp" "$@" --format json > "$tmp/r$k.json" || { echo "== calibrate $* failed"; rm -rf "$tmp"; return; }
+		id=$(ls "$tmp" | grep '\.machine$' | head -1)
+		mkdir -p data/machines/repeats
+		[ $k = 1 ] && [ ! -e "data/machines/$id" ] && cp "$tmp/$id" "data/machines/$id"
+		mv "$tmp/$id" "data/machines/repeats/${id%.machine}.run$k.$(date -u +%Y%m%dT%H%M%S).machine"
+	done
+	rm -rf "$tmp"
+	echo "== $(date -u +%FT%TZ) profiled ${id%.machine}"
+}
+machine_known() { # the machine id of these options has a profile already
+	local id
+	# (a batch no grid has, so that the dry run lists one configuration with its machine id)
+	id=$("$A" profile --out "$OUT" --models mlp --size 32 --batch 7777 --dry-run "$@" 2>/dev/null | awk -F, 'NR==2 {print $8}')
+	[ -n "$id" ] && [ -e "data/machines/$id.machine" ]
+}
+fingerprint() {
+	machine_known "$@" || profile_machine "$@"
+	phase --size min --seq min --batch 1,4 --max-iter-seconds 1.5 "$@"
+}
 fingerprint --hw cpu1
 fingerprint --hw cpu1 --isa-cap sse41
 fingerprint --hw cpu2

@@ -3,7 +3,10 @@
  *
  *   random    5-fold cross-validation over configurations (seeded);
  *   lomo      leave-one-model-out: each network predicted by a model that never saw it;
- *   cross-hw  train on one hardware id, test on each other one.
+ *   cross-hw  train on one hardware id, test on each other one;
+ *   lomachine leave-one-machine-out: each machine with a profile predicted from its profile by a model
+ *             trained on the other machines' rows (zero-shot), or with K of its rows (few-shot: one time
+ *             factor, the median ratio of measured to predicted on those K rows, is all K rows refit).
  *
  * Beside the learned predictor, the same folds score two baselines: the analytic estimate alone
  * (simulated peak memory; time = calib × Σ c_i · analytic term_i, the c_i fitted on the training folds) and a
@@ -35,6 +38,9 @@ struct abacus_eval {
 	abacus_eval_hw hws[AB_MAX_HW];
 	char *hw_names[AB_MAX_HW];
 	size_t n_hws;
+	abacus_eval_machine *machines;
+	char **machine_names;
+	size_t n_machines;
 	char **net_names;
 	int protocol;
 };
@@ -56,14 +62,34 @@ static void stats_of(abacus_eval_stats *s, double *err, size_t n)
 }
 
 /* Scores rows test[0..nt) with a model fitted on train[0..ntr), appending relative errors. */
+/* With `intervals` the points get the model's 90 % interval; `shots[0..ns)` (rows of the test machine, not
+ * in train or test) give the few-shot time factor (*scale, 1 without). */
 static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, const size_t *test, size_t nt,
-                      const ab_train_params *prm, double *errs[E_N], size_t *ne, double *net_t, double *net_m,
-                      size_t *net_n, abacus_eval_point *pts, int *pt_net, abacus_error *err)
+                      const ab_train_params *prm, int intervals, const size_t *shots, size_t ns, double *scale,
+                      double *errs[E_N], size_t *ne, double *net_t, double *net_m, size_t *net_n,
+                      abacus_eval_point *pts, int *pt_net, abacus_error *err)
 {
 	ab_model m;
-	int rc = ab_model_fit(&m, ex, train, ntr, prm, 0, err);
+	int rc = ab_model_fit(&m, ex, train, ntr, prm, intervals, err);
 	if (rc)
 		return rc;
+	double f = 1;
+	if (ns) {
+		double *lr = ab_malloc(ns * sizeof *lr);
+		if (!lr) {
+			ab_model_free(&m);
+			return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		}
+		for (size_t i = 0; i < ns; i++) {
+			double t, mm;
+			ab_model_predict_row(&m, ex, shots[i], ex->calib[shots[i]] > 0 ? ex->calib[shots[i]] : -1, &t, &mm);
+			lr[i] = log(ex->time[shots[i]] / t);
+		}
+		f = exp(ab_quantile(lr, ns, 0.5));
+		ab_free(lr);
+	}
+	if (scale)
+		*scale = f;
 	/* FLOPs-proportional baseline: rate per hardware (median FLOPs / time) on the training rows. */
 	double rate[AB_MAX_HW];
 	double *v = ab_malloc((ntr ? ntr : 1) * sizeof *v);
@@ -89,8 +115,10 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		double calib_row = ex->calib[r] > 0 ? ex->calib[r] : -1;
 		ab_model_predict_row(&m, ex, r, calib_row, &t_adj, &mem);
 		ab_model_predict_row(&m, ex, r, -1, &t_raw, &mem);
+		t_adj *= f;
+		t_raw *= f;
 		double c = calib_row > 0 ? calib_row : m.calib[ex->hw[r]];
-		double base_t = ab_time_base(&m, ex->hw[r], ex->terms + r * AB_TIME_TERMS, c);
+		double base_t = ab_time_base_row(&m, ex, r, m.profile ? calib_row : c);
 		double T = ex->time[r], M = ex->mem[r];
 		size_t k = *ne;
 		errs[E_TIME][k] = fabs(t_adj - T) / T;
@@ -107,6 +135,8 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		pts[k].memory_bytes = M;
 		pts[k].memory_pred_bytes = mem;
 		pts[k].time_base_s = base_t;
+		pts[k].time_lo_s = m.has_intervals ? t_adj * exp(m.q_time[0]) : 0;
+		pts[k].time_hi_s = m.has_intervals ? t_adj * exp(m.q_time[1]) : 0;
 		pts[k].memory_base_bytes = ex->peak[r];
 		net_t[ex->net[r]] += errs[E_TIME][k];
 		net_m[ex->net[r]] += errs[E_MEM][k];
@@ -119,12 +149,12 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 
 /* Pairs of rows that measure the same configuration (network, input, batch, optimizer, hw), of hardware
  * index `hw` (-1: all): the relative difference of their times (raw and divided by calib_s) and memory. */
-static void noise_floor(const ab_examples *ex, int hw, double *buf_t, double *buf_ta, double *buf_m,
-                        abacus_eval_stats *t, abacus_eval_stats *ta, abacus_eval_stats *m)
+static void noise_floor(const ab_examples *ex, int hw, const char *machine, double *buf_t, double *buf_ta,
+                        double *buf_m, abacus_eval_stats *t, abacus_eval_stats *ta, abacus_eval_stats *m)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < ex->n; i++) {
-		if (hw >= 0 && ex->hw[i] != hw)
+		if ((hw >= 0 && ex->hw[i] != hw) || (machine && strcmp(ex->rows[i]->machine, machine)))
 			continue;
 		for (size_t j = i + 1; j < ex->n; j++) {
 			const abacus_row *a = ex->rows[i], *b = ex->rows[j];
@@ -172,7 +202,56 @@ static int split_by_hw(abacus_eval *ev, const ab_examples *ex, double *errs[E_N]
 		stats_of(&H->time, errs[0], n);
 		stats_of(&H->time_raw, errs[1], n);
 		stats_of(&H->memory, errs[2], n);
-		noise_floor(ex, h, errs[0], errs[1], errs[2], &H->noise_time, &H->noise_time_adjusted, NULL);
+		noise_floor(ex, h, NULL, errs[0], errs[1], errs[2], &H->noise_time, &H->noise_time_adjusted, NULL);
+	}
+	return 0;
+}
+
+/* Per machine id of the scored points (in order of first appearance): errors, that machine's own noise
+ * floor, the interval's coverage. `scale[i]` is the few-shot factor of ex's machine i (NULL: none). */
+static int split_by_machine(abacus_eval *ev, const ab_examples *ex, const double *scale, double *errs[E_N],
+                            abacus_error *err)
+{
+	size_t cap = ev->n_points ? ev->n_points : 1;
+	ev->machines = ab_calloc(cap, sizeof *ev->machines);
+	ev->machine_names = ab_calloc(cap, sizeof *ev->machine_names);
+	if (!ev->machines || !ev->machine_names)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	for (size_t i = 0; i < ev->n_points; i++) {
+		const char *id = ev->points[i].row->machine;
+		size_t k = 0;
+		while (k < ev->n_machines && strcmp(ev->machine_names[k], id))
+			k++;
+		if (k < ev->n_machines)
+			continue;
+		if (!(ev->machine_names[k] = ab_strdup(id)))
+			return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		ev->n_machines++;
+		abacus_eval_machine *M = &ev->machines[k];
+		M->machine = ev->machine_names[k];
+		size_t n = 0, in = 0, with_interval = 0;
+		for (size_t j = i; j < ev->n_points; j++) {
+			const abacus_eval_point *p = &ev->points[j];
+			if (strcmp(p->row->machine, id))
+				continue;
+			errs[0][n] = fabs(p->time_pred_s - p->time_s) / p->time_s;
+			errs[1][n] = fabs(p->time_raw_pred_s - p->time_s) / p->time_s;
+			errs[2][n] = fabs(p->memory_pred_bytes - p->memory_bytes) / p->memory_bytes;
+			n++;
+			if (p->time_hi_s > 0) {
+				with_interval++;
+				in += p->time_s >= p->time_lo_s && p->time_s <= p->time_hi_s;
+			}
+		}
+		stats_of(&M->time, errs[0], n);
+		stats_of(&M->time_raw, errs[1], n);
+		stats_of(&M->memory, errs[2], n);
+		noise_floor(ex, -1, id, errs[0], errs[1], errs[2], &M->noise_time, &M->noise_time_adjusted, NULL);
+		M->coverage = with_interval ? (double)in / (double)with_interval : NAN;
+		M->shot_scale = 1;
+		for (int q = 0; scale && q < ex->n_mach; q++)
+			if (!strcmp(ex->mach_ids[q], id))
+				M->shot_scale = scale[q];
 	}
 	return 0;
 }
@@ -186,9 +265,79 @@ void abacus_eval_free(abacus_eval *ev)
 	ab_free(ev->net_names);
 	for (size_t i = 0; i < ev->n_hws; i++)
 		ab_free(ev->hw_names[i]);
+	for (size_t i = 0; i < ev->n_machines; i++)
+		ab_free(ev->machine_names[i]);
+	ab_free(ev->machine_names);
+	ab_free(ev->machines);
 	ab_free(ev->nets);
 	ab_free(ev->points);
 	ab_free(ev);
+}
+
+/* Leave-one-machine-out over the machines with a profile and rows. Few-shot (`shots` = K > 0): K rows of
+ * the held-out machine, one per network in the shuffled order first (so that they cover the zoo), then
+ * any, fit its time factor and are not scored. */
+static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_t *te, int shots,
+                     const ab_train_params *prm, double *shot_scale, double *errs[E_N], size_t *ne, double *net_t,
+                     double *net_m, size_t *net_n, abacus_eval_point *pts, int *pt_net, abacus_error *err)
+{
+	int with_rows = 0;
+	for (int q = 0; q < ex->n_mach; q++) {
+		size_t k = 0;
+		for (size_t i = 0; i < ex->n; i++)
+			k += ex->mach[i] == q;
+		with_rows += k > 0;
+	}
+	if (with_rows < 2)
+		return ab_err(err, ABACUS_EINVAL, "", "leave-one-machine-out needs rows of at least 2 machines that have a "
+		              "profile (have %d; give each machine's profile with --machines)", with_rows);
+	size_t *shot = ab_malloc((ex->n ? ex->n : 1) * sizeof *shot);
+	char *seen = ab_calloc((size_t)ex->n_nets + 1, 1);
+	if (!shot || !seen) {
+		ab_free(shot);
+		ab_free(seen);
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	}
+	int rc = 0;
+	for (int q = 0; q < ex->n_mach && !rc; q++) {
+		size_t ntr = 0, nt = 0, ns = 0;
+		memset(seen, 0, (size_t)ex->n_nets + 1);
+		/* Shots: first one row per network, in the shuffled order; then the next rows. */
+		for (int pass = 0; pass < 2 && shots > 0; pass++)
+			for (size_t i = 0; i < ex->n && ns < (size_t)shots; i++) {
+				size_t r = idx[i];
+				if (ex->mach[r] != q || (pass == 0 && seen[ex->net[r]]))
+					continue;
+				int taken = 0;
+				for (size_t k = 0; k < ns && !taken; k++)
+					taken = shot[k] == r;
+				if (taken)
+					continue;
+				seen[ex->net[r]] = 1;
+				shot[ns++] = r;
+			}
+		for (size_t i = 0; i < ex->n; i++) {
+			size_t r = idx[i];
+			if (ex->mach[r] < 0)
+				continue;
+			if (ex->mach[r] != q) {
+				tr[ntr++] = r;
+				continue;
+			}
+			int is_shot = 0;
+			for (size_t k = 0; k < ns && !is_shot; k++)
+				is_shot = shot[k] == r;
+			if (!is_shot)
+				te[nt++] = r;
+		}
+		if (!nt)
+			continue;
+		rc = score_fold(ex, tr, ntr, te, nt, prm, 1, shot, ns, &shot_scale[q], errs, ne, net_t, net_m, net_n, pts,
+		                pt_net, err);
+	}
+	ab_free(shot);
+	ab_free(seen);
+	return rc;
 }
 
 int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
@@ -200,6 +349,19 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	int rc = ab_examples_build(&ex, sets, n_sets, o->graph_root ? o->graph_root : ".", err);
 	if (rc)
 		return rc;
+	double shot_scale[AB_MAX_MACHINES];
+	for (int q = 0; q < AB_MAX_MACHINES; q++)
+		shot_scale[q] = 1;
+	if (protocol == ABACUS_EVAL_LOMACHINE) {
+		if (o->n_machines > AB_MAX_MACHINES) {
+			ab_examples_free(&ex);
+			return ab_err(err, ABACUS_ELIMIT, "", "more than %d machine profiles", AB_MAX_MACHINES);
+		}
+		if ((rc = ab_examples_attach_machines(&ex, o->machines, o->n_machines, err))) {
+			ab_examples_free(&ex);
+			return rc;
+		}
+	}
 	abacus_eval *ev = ab_calloc(1, sizeof *ev);
 	size_t n = ex.n ? ex.n : 1;
 	double *errs[E_N] = { 0 };
@@ -233,7 +395,8 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 				else
 					tr[ntr++] = idx[i];
 			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, ev->points, pt_net, err);
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, errs, &ne, net_t, net_m, net_n, ev->points,
+			                pt_net, err);
 		}
 	} else if (protocol == ABACUS_EVAL_LOMO) {
 		if (ex.n_nets < 2) {
@@ -248,8 +411,12 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 				else
 					tr[ntr++] = idx[i];
 			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, ev->points, pt_net, err);
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, errs, &ne, net_t, net_m, net_n, ev->points,
+			                pt_net, err);
 		}
+	} else if (protocol == ABACUS_EVAL_LOMACHINE) {
+		rc = lomachine(&ex, idx, tr, te, o->shots, &prm, shot_scale, errs, &ne, net_t, net_m, net_n, ev->points,
+		               pt_net, err);
 	} else {
 		if (ex.n_hw < 2) {
 			rc = ab_err(err, ABACUS_EINVAL, "", "cross-hw needs rows from at least 2 hardware ids (have %d)", ex.n_hw);
@@ -263,7 +430,8 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 				else
 					te[nt++] = idx[i];
 			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, errs, &ne, net_t, net_m, net_n, ev->points, pt_net, err);
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, errs, &ne, net_t, net_m, net_n, ev->points,
+			                pt_net, err);
 		}
 	}
 	if (rc)
@@ -271,8 +439,9 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	ev->n_points = ne;
 	for (int k = 0; k < E_N; k++)
 		stats_of(&ev->stats[k], errs[k], ne);
-	noise_floor(&ex, -1, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
-	if ((rc = split_by_hw(ev, &ex, errs, err)))
+	noise_floor(&ex, -1, NULL, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
+	if ((rc = split_by_hw(ev, &ex, errs, err)) ||
+	    (rc = split_by_machine(ev, &ex, protocol == ABACUS_EVAL_LOMACHINE ? shot_scale : NULL, errs, err)))
 		goto out;
 	ev->nets = ab_calloc((size_t)ex.n_nets + 1, sizeof *ev->nets);
 	ev->net_names = ab_calloc((size_t)ex.n_nets + 1, sizeof *ev->net_names);
@@ -342,4 +511,10 @@ const abacus_eval_hw *abacus_eval_hardware(const abacus_eval *ev, size_t *n)
 {
 	*n = ev->n_hws;
 	return ev->hws;
+}
+
+const abacus_eval_machine *abacus_eval_machines(const abacus_eval *ev, size_t *n)
+{
+	*n = ev->n_machines;
+	return ev->machines;
 }

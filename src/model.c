@@ -38,6 +38,10 @@ int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, 
 
 void ab_examples_free(ab_examples *ex)
 {
+	ab_free(ex->speed);
+	ab_free(ex->ref);
+	ab_free(ex->mach);
+	ab_free(ex->mach_ids);
 	ab_free(ex->X);
 	ab_free(ex->time);
 	ab_free(ex->mem);
@@ -279,6 +283,67 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	t[AB_TERM_ARITH] = a->arith;
 }
 
+/* Which profile rate prices each term (ab_time_terms lists the terms): FLOPs at the rate of their kind of
+ * kernel, bytes at the rate of their kind of traffic, fixed costs at a tiny kernel's, a view's, a step's. */
+const int ab_term_rate[AB_TIME_TERMS] = {
+	AB_RATE_CONV_DENSE,        /* 0 conv FLOPs */
+	AB_RATE_CONV_DEPTHWISE,    /* 1 grouped-conv FLOPs */
+	AB_RATE_MATMUL_SQUARE,     /* 2 matrix-product FLOPs */
+	AB_RATE_ELTWISE_MEMORY,    /* 3 activation bytes */
+	AB_RATE_DISPATCH,          /* 4 kernel layers (measured µs) */
+	AB_RATE_WEIGHT_STREAM,     /* 5 weight bytes of the step's gradient writes */
+	AB_RATE_MATMUL_THIN,       /* 6 thin matrix-product FLOPs */
+	AB_RATE_VIEW,              /* 7 view layers */
+	AB_RATE_WEIGHT_STREAM,     /* 8 weight bytes read by layers */
+	AB_RATE_OPTIMIZER_BYTES,   /* 9 the optimizer step's bytes */
+	AB_RATE_RECURRENT_STEP,    /* 10 recurrent steps */
+	AB_RATE_WEIGHT_STREAM,     /* 11 recurrent weight bytes re-read */
+	AB_RATE_CONV_IM2COL,       /* 12 im2col + BLAS convolution FLOPs */
+	AB_RATE_OPTIMIZER_TENSORS, /* 13 the step's parameter tensors */
+	AB_RATE_NORM_ROWS,         /* 14 batch-norm rows on tiny maps */
+	AB_RATE_OPTIMIZER_CACHE,   /* 15 the step's traffic that stays in cache */
+	AB_RATE_ACTIVATION_ARITH,  /* 16 activation arithmetic (ns beyond a ReLU's) */
+};
+
+/* Term 16 counts nanoseconds of one thread beyond a ReLU's (a Mish: 14.3 ns per element, analysis.c); the
+ * profile measures a Mish's excess per element in seconds: its coefficient in profile mode is fixed at
+ * 1 / 14.3, so the term costs what the machine measured, for the reason the hardware mode fixes it. */
+#define AB_ARITH_PROFILE_COEF (1.0 / 14.3)
+
+int ab_examples_attach_machines(ab_examples *ex, const abacus_machine *const *ms, size_t n, abacus_error *err)
+{
+	enum { K = AB_TIME_TERMS };
+	size_t cap = ex->n ? ex->n : 1;
+	ex->speed = ab_malloc(cap * K * sizeof *ex->speed);
+	ex->ref = ab_malloc(cap * sizeof *ex->ref);
+	ex->mach = ab_malloc(cap * sizeof *ex->mach);
+	ex->mach_ids = ab_calloc(n ? n : 1, sizeof *ex->mach_ids);
+	if (!ex->speed || !ex->ref || !ex->mach || !ex->mach_ids)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	ex->n_mach = (int)n;
+	for (size_t i = 0; i < n; i++)
+		ex->mach_ids[i] = ms[i]->id;
+	for (size_t r = 0; r < ex->n; r++) {
+		int k = -1;
+		for (size_t i = 0; i < n && k < 0; i++)
+			if (!strcmp(ex->rows[r]->machine, ms[i]->id))
+				k = (int)i;
+		ex->mach[r] = k;
+		ex->ref[r] = k >= 0 ? ms[k]->rate[AB_RATE_REFERENCE] : NAN;
+		for (int j = 0; j < K; j++)
+			ex->speed[r * K + j] = k >= 0 ? ms[k]->rate[ab_term_rate[j]] : NAN;
+	}
+	return 0;
+}
+
+double ab_time_base_profile(const ab_model *m, const double *terms, const double *rates, double drift)
+{
+	double s = 0;
+	for (int i = 0; i < AB_TIME_TERMS; i++)
+		s += m->coef[0][i] * rates[ab_term_rate[i]] * terms[i];
+	return (drift > 0 ? drift : 1) * s;
+}
+
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i, int threads)
 {
 	const double *c = m->coef[hw];
@@ -328,10 +393,23 @@ double ab_time_base(const ab_model *m, int hw, const double *terms, double calib
 }
 
 /* The analytic time base of row r (calib ≤ 0, or a hardware id that does not use speed indexes: its
- * median). */
+ * median). In profile mode every term is priced at the row's machine's rate, and calib only corrects the
+ * host's drift since the profile was measured (calib over the profile's reference workload). */
 static double time_base(const ab_model *m, const ab_examples *ex, size_t r, double calib)
 {
+	if (m->profile) {
+		const double *sp = ex->speed + r * AB_TIME_TERMS, *t = ex->terms + r * AB_TIME_TERMS;
+		double s = 0;
+		for (int i = 0; i < AB_TIME_TERMS; i++)
+			s += m->coef[0][i] * sp[i] * t[i];
+		return (calib > 0 && ex->ref[r] > 0 ? calib / ex->ref[r] : 1) * s;
+	}
 	return ab_time_base(m, ex->hw[r], ex->terms + r * AB_TIME_TERMS, calib);
+}
+
+double ab_time_base_row(const ab_model *m, const ab_examples *ex, size_t r, double calib)
+{
+	return time_base(m, ex, r, calib);
 }
 
 /* The speed index that scales row r's analytic time: its own when the fit uses rows' speed indexes
@@ -339,6 +417,16 @@ static double time_base(const ab_model *m, const ab_examples *ex, size_t r, doub
 static double row_speed(const ab_model *m, const ab_examples *ex, size_t r, int row_calib)
 {
 	return row_calib && ex->calib[r] > 0 ? ex->calib[r] : m->calib[ex->hw[r]];
+}
+
+/* What multiplies term j of row r in the fit: the speed index (hardware mode), or the row's machine's
+ * measured rate for that term times the drift (profile mode). */
+static double term_speed(const ab_model *m, const ab_examples *ex, size_t r, int j, int row_calib)
+{
+	if (!m->profile)
+		return row_speed(m, ex, r, row_calib);
+	double drift = row_calib && ex->calib[r] > 0 && ex->ref[r] > 0 ? ex->calib[r] / ex->ref[r] : 1;
+	return ex->speed[r * AB_TIME_TERMS + j] * drift;
 }
 
 /* Solves the k×k system A x = b in place (Gaussian elimination, partial pivoting); -1 when singular. */
@@ -388,9 +476,8 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 	double scale[K] = { 0 }, G[K * K] = { 0 }, h[K] = { 0 }, rest = 0;
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];
-		double c = row_speed(m, ex, r, row_calib);
 		for (int j = 0; j < K; j++) {
-			double x = c * ex->terms[r * K + j] / ex->time[r];
+			double x = term_speed(m, ex, r, j, row_calib) * ex->terms[r * K + j] / ex->time[r];
 			scale[j] += x * x;
 		}
 	}
@@ -400,11 +487,13 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 	 * objective's constant is Σ (1 − f_r)². */
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];
-		double c = row_speed(m, ex, r, row_calib), x[K];
-		double left = 1 - (fixed_arith >= 0 ? c * fixed_arith * ex->terms[r * K + AB_TERM_ARITH] / ex->time[r] : 0);
+		double x[K];
+		double left = 1 - (fixed_arith >= 0 ? term_speed(m, ex, r, AB_TERM_ARITH, row_calib) * fixed_arith *
+		                                         ex->terms[r * K + AB_TERM_ARITH] / ex->time[r]
+		                                   : 0);
 		rest += left * left;
 		for (int j = 0; j < K; j++)
-			x[j] = c * ex->terms[r * K + j] / ex->time[r] / scale[j];
+			x[j] = term_speed(m, ex, r, j, row_calib) * ex->terms[r * K + j] / ex->time[r] / scale[j];
 		for (int a = 0; a < K; a++) {
 			h[a] += x[a] * left;
 			for (int q = 0; q < K; q++)
@@ -454,8 +543,11 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 
 int ab_rows_repeat(const abacus_row *a, const abacus_row *b)
 {
+	/* The same configuration on another machine or runtime is not a repeat: its difference is the
+	 * machine's, not the measurement's noise. */
 	return a->batch == b->batch && !strcmp(a->network, b->network) && !strcmp(a->input_shape, b->input_shape) &&
-	       !strcmp(a->optimizer, b->optimizer) && !strcmp(a->hw, b->hw);
+	       !strcmp(a->optimizer, b->optimizer) && !strcmp(a->hw, b->hw) && !strcmp(a->machine, b->machine) &&
+	       !strcmp(a->runtime, b->runtime);
 }
 
 static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
@@ -493,8 +585,21 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
-	int bad = !isfinite(fit_time_coef(pooled, m, ex, idx, n, 1, -1));
-	for (int h = 0; h < ex->n_hw && !bad; h++) {
+	/* Profile mode: every row has its machine's rates (the caller chose such rows), one set of coefficients
+	 * prices every machine, and the rows' speed indexes correct the drift since each profile was taken. */
+	m->profile = ex->speed != NULL;
+	for (size_t i = 0; i < n && m->profile; i++)
+		if (!(ex->mach[idx[i]] >= 0)) {
+			ab_free(sel);
+			rc = ab_err(err, ABACUS_EINVAL, "", "profile mode needs a machine profile for every training row");
+			goto out;
+		}
+	int bad = !isfinite(fit_time_coef(pooled, m, ex, idx, n, 1, m->profile ? AB_ARITH_PROFILE_COEF : -1));
+	for (int h = 0; h < ex->n_hw && !bad && m->profile; h++) {
+		memcpy(m->coef[h], pooled, sizeof pooled);
+		m->use_calib[h] = 1;
+	}
+	for (int h = 0; h < ex->n_hw && !bad && !m->profile; h++) {
 		size_t k = 0;
 		for (size_t i = 0; i < n; i++)
 			if (ex->hw[idx[i]] == h)
@@ -516,7 +621,7 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 	}
 	ab_free(sel);
 	for (size_t i = 0; i < n && !bad; i++)
-		if (!(ab_time_base(m, ex->hw[idx[i]], ex->terms + idx[i] * AB_TIME_TERMS, 1.0) > 0))
+		if (!(time_base(m, ex, idx[i], 1.0) > 0))
 			bad = 1;
 	if (bad) {
 		rc = ab_err(err, ABACUS_EINVAL, "", "cannot fit the analytic time model: the training rows are degenerate");
@@ -584,24 +689,36 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 	int rc = fit_targets(m, ex, idx, n, p, err);
 	if (rc || !intervals)
 		goto done;
-	/* 5-fold cross-validated log residuals inside the training rows give the interval quantiles. */
+	/* Cross-validated log residuals inside the training rows give the interval quantiles: 5 folds, or in
+	 * profile mode with rows of several machines one fold per machine, so that the interval of a machine
+	 * the model never saw is as wide as the error on an unseen machine is (the "Machines" issue, item 6). */
 	enum { FOLDS = 5 };
+	int n_folds = FOLDS, by_machine = 0;
+	if (m->profile) {
+		int first = ex->mach[idx[0]];
+		for (size_t i = 1; i < n; i++)
+			by_machine |= ex->mach[idx[i]] != first;
+		if (by_machine)
+			n_folds = ex->n_mach;
+	}
 	double *rt = ab_malloc(n * sizeof *rt), *rm = ab_malloc(n * sizeof *rm);
 	size_t *tr = ab_malloc(n * sizeof *tr);
 	if (!rt || !rm || !tr) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto cv_out;
 	}
-	for (int f = 0; f < FOLDS && !rc; f++) {
+	for (int f = 0; f < n_folds && !rc; f++) {
 		size_t nt = 0;
 		for (size_t i = 0; i < n; i++)
-			if ((int)(i % FOLDS) != f)
+			if ((by_machine ? ex->mach[idx[i]] : (int)(i % FOLDS)) != f)
 				tr[nt++] = idx[i];
+		if (nt == n)
+			continue; /* a machine without rows here */
 		ab_model sub;
 		if ((rc = fit_targets(&sub, ex, tr, nt, p, err)))
 			break;
 		for (size_t i = 0; i < n; i++)
-			if ((int)(i % FOLDS) == f) {
+			if ((by_machine ? ex->mach[idx[i]] : (int)(i % FOLDS)) == f) {
 				double t, mm;
 				ab_model_predict_row(&sub, ex, idx[i], ex->calib[idx[i]], &t, &mm);
 				rt[i] = log(ex->time[idx[i]] / t);

@@ -16,9 +16,11 @@
 #ifndef ABACUS_MODEL_H
 #define ABACUS_MODEL_H
 
+#include "machine.h"
 #include "trees.h"
 
 #define AB_MAX_HW 16
+#define AB_MAX_MACHINES 64 /* machine profiles one evaluation attaches */
 #define AB_MIN_NOISE_PAIRS 10 /* repeated pairs a hardware id needs for its rows to be weighted by their noise */
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
 #define AB_TIME_TERMS 17
@@ -48,7 +50,20 @@ typedef struct ab_examples {
 	int n_hw;
 	char **nets;
 	int n_nets;
+	/* Machine profiles (ab_examples_attach_machines), NULL when none are attached: per row, the measured
+	 * rate of each term's kind of work on the row's machine (n × AB_TIME_TERMS, NaN for a row whose
+	 * machine has no profile), the profile's reference workload seconds, and the machine's index. */
+	double *speed, *ref;
+	int *mach;
+	const char **mach_ids; /* the profiles' machine ids (owned by the profiles), n_mach of them */
+	int n_mach;
 } ab_examples;
+
+/* The machine-profile rate (machine.h ab_machine_rate) that prices each time term: a machine that no
+ * training row came from gets its analytic time from its own rates (the "Machines" issue, zero-shot). */
+extern const int ab_term_rate[AB_TIME_TERMS];
+/* Attaches profiles: rows whose `machine` column names one of them get its rates; the others none. */
+int ab_examples_attach_machines(ab_examples *ex, const abacus_machine *const *ms, size_t n, abacus_error *err);
 
 /* Builds examples from every `ok` row; graphs are read relative to `root` (the repository). Rows whose
  * graph fails to load or analyse are an error naming the file and line. */
@@ -57,13 +72,16 @@ void ab_examples_free(ab_examples *ex);
 /* The analytic time terms of one analysed configuration on hardware running `threads` threads (which
  * convolutions take PyTorch's slow path depends on it). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
-/* Whether two rows measure the same configuration (network, input, batch, optimizer, hardware id): a
- * repeated pair, as the noise floor (eval.c) and the trees' row weights (model.c) count them. */
+/* Whether two rows measure the same configuration (network, input, batch, optimizer, hardware id, machine,
+ * runtime): a repeated pair, as the noise floor (eval.c) and the trees' row weights (model.c) count them. */
 int ab_rows_repeat(const abacus_row *a, const abacus_row *b);
 /* Features of one analysed configuration on hardware with `threads` threads. */
 int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err);
 
 typedef struct ab_model {
+	/* 1: the time base prices each term at the row's machine's measured rate (profile mode), with one set
+	 * of coefficients for every machine (coef[0]); 0: a rate per hardware id × the speed index. */
+	int profile;
 	/* Seconds per unit of each time term, per unit of calib, per hardware id: a second thread speeds
 	 * convolutions and matrix products up, not per-operator overhead, so the rates differ by hardware.
 	 * A hardware id without training rows (cross-hw evaluation) gets the fit over all rows. */
@@ -92,6 +110,11 @@ void ab_model_free(ab_model *m);
 double ab_model_calib(const ab_model *m, int hw, double calib);
 /* ab_model_calib(calib) × Σ coef[hw]_i · terms_i */
 double ab_time_base(const ab_model *m, int hw, const double *terms, double calib);
+/* The time base of row r of `ex` in either mode (calib ≤ 0: the hardware's median, or in profile mode no
+ * drift correction). */
+double ab_time_base_row(const ab_model *m, const ab_examples *ex, size_t r, double calib);
+/* The profile-mode base from a profile's rates: drift = calib / the profile's reference (1 when unknown). */
+double ab_time_base_profile(const ab_model *m, const double *terms, const double *rates, double drift);
 
 double ab_quantile(double *v, size_t n, double q);   /* sorts v */
 

@@ -107,6 +107,23 @@ expect_rc "eval --json without a file" 2 $A eval tests/data/small.csv --json
 grep -q "needs a file name" /tmp/abacus_cli_err.$$ && ok "eval --json without a file: message" || bad "eval --json without a file: message"
 rm -f /tmp/abacus_cli_json.$$ /tmp/abacus_cli_json2.$$
 expect_rc "eval lomo" 0 $A eval tests/data/small.csv --rounds 30 --protocol lomo
+# Leave-one-machine-out on three synthetic machines (tests/data/machines: small.csv's rows and rates x 1, 2, 0.5).
+$A eval tests/data/three_machines.csv --protocol lomachine --machines tests/data/machines --rounds 30 --format json \
+	>/tmp/abacus_cli_out.$$ 2>/tmp/abacus_cli_err.$$
+/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+ms = {m["id"]: m for m in r["machines"]}
+assert r["protocol"] == "lomachine" and sorted(ms) == ["mA", "mB", "mC"], ms
+assert all(m["rows"] == 60 and m["time_mre"] < 0.1 and 0.5 <= m["coverage"] <= 1 for m in ms.values()), ms
+' /tmp/abacus_cli_out.$$ && ok "eval lomachine json: three machines, each predicted from its profile" || bad "eval lomachine json: three machines, each predicted from its profile"
+expect_rc "eval lomachine few-shot" 0 $A eval tests/data/three_machines.csv --protocol lomachine --machines tests/data/machines/mA.machine,tests/data/machines/mB.machine --rounds 30 --shots 5
+expect_rc "eval --shots needs lomachine" 2 $A eval tests/data/three_machines.csv --protocol lomo --shots 5
+printf 'abacus-machine-profile 1\nmachine x\nthreads 1\nruntime torch-1.13.1\nrate conv_dense 0 0\n' >/tmp/abacus_cli_bad.machine.$$
+expect_rc "eval corrupt profile" 1 $A eval tests/data/three_machines.csv --protocol lomachine --machines /tmp/abacus_cli_bad.machine.$$
+grep -q "line 5: rate 'conv_dense' must be a positive" /tmp/abacus_cli_err.$$ && ok "corrupt profile error names the line" || bad "corrupt profile error names the line"
+rm -f /tmp/abacus_cli_bad.machine.$$
+expect_rc "eval lomachine without profiles" 1 $A eval tests/data/small.csv --protocol lomachine --machines tests/data/machines
 expect_rc "eval cross-hw needs two hw" 1 $A eval tests/data/small.csv --protocol cross-hw
 expect_rc "eval bad protocol" 2 $A eval tests/data/small.csv --protocol sideways
 expect_rc "features" 0 $A features tests/data/graphs/resnet18-64.onnx --batch 2 --format json

@@ -16,7 +16,8 @@ Cases (each prints its name, its time and what it measured; a filter runs only t
                a damaged row is refused with its line number
   crash        a worker killed by SIGSEGV mid-configuration: an `error` row naming the signal, the run goes on
   machine      the machine id is stable across workers, differs with the thread count and with the ISA cap
-               (--isa-cap sse41: torch says NO AVX), lands in the machines table once; a protocol-1 file is
+               (--isa-cap sse41: torch says NO AVX), lands in the machines table once; calibrate --out DIR
+               writes DIR/<id>.machine that the library reads; a protocol-1 file is
                refused with the way to convert it, and scripts/migrate_csv.py converts it
   kill         SIGTERM, then SIGKILL of the collector mid-run (plus a half-written last line): the worker dies
                with it, the reruns keep every row, measure the rest once, nothing duplicated
@@ -255,6 +256,18 @@ def case_machine():
     c = machine_of(1, env)
     check(c["machine"] == (capped[0] if capped else None) and c["descriptor"]["torch_capability"] == "NO AVX",
           f"the capped worker: {c['machine']}, torch capability {c['descriptor']['torch_capability']!r}")
+    # The profile: `abacus calibrate --out DIR` names the file after this machine and the library reads it.
+    pdir = os.path.join(TMP, "profiles")
+    os.makedirs(pdir, exist_ok=True)
+    p = subprocess.run([ABACUS, "calibrate", "--out", pdir, "--runs", "1", "--format", "json"], cwd=ROOT,
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"calibrate --out: {p.stderr.strip()[-300:]}")
+    if p.returncode == 0:
+        prof = json.loads(p.stdout)
+        print(f"    profile of {prof['machine']} in {prof['seconds']} s (one pass)")
+        check(prof["machine"] == a["machine"], "the profile names this machine")
+        check(os.path.exists(os.path.join(pdir, a["machine"] + ".machine")), "DIR/<id>.machine written")
+        check(len(prof["rates"]) == 18 and all(v["seconds"] > 0 for v in prof["rates"].values()), "18 positive rates")
     # The table: one line per id, written by a real run, not again by a second one.
     out = os.path.join(TMP, "mt", "m.csv")
     os.makedirs(os.path.dirname(out), exist_ok=True)

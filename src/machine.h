@@ -1,0 +1,47 @@
+/*
+ * machine.h — a machine profile (machine.c): the measured rate of each kind of work the time model prices,
+ * and the machine id it belongs to (collector/machine.py). The rates are seconds per unit: a FLOP, a byte,
+ * a layer, a tensor, a step; names and order are fixed by ab_machine_rate_names and checked by count.
+ */
+#ifndef ABACUS_MACHINE_H
+#define ABACUS_MACHINE_H
+
+#include "abacus.h"
+
+typedef enum {
+	AB_RATE_CONV_DENSE,        /* s per FLOP: 3×3 convolution forward + backward (oneDNN) */
+	AB_RATE_CONV_IM2COL,       /* s per FLOP: 1×1 convolution at batch 1 (PyTorch's im2col + BLAS path) */
+	AB_RATE_CONV_DEPTHWISE,    /* s per FLOP: depthwise 3×3 */
+	AB_RATE_MATMUL_SQUARE,     /* s per FLOP: Linear 512×512 on 512 rows */
+	AB_RATE_MATMUL_THIN,       /* s per FLOP: Linear 1024×1024 on 8 rows */
+	AB_RATE_MATMUL_BATCHED,    /* s per FLOP: bmm 32 × (128×64 · 64×128) */
+	AB_RATE_ELTWISE_MEMORY,    /* s per byte: ReLU forward + backward over 32 MB */
+	AB_RATE_ELTWISE_CACHE,     /* s per byte: add of 64 KB tensors */
+	AB_RATE_DISPATCH,          /* s per kernel layer: tiny ReLUs forward + backward */
+	AB_RATE_VIEW,              /* s per view layer */
+	AB_RATE_WEIGHT_STREAM,     /* s per weight byte: Linear 4096×4096 at batch 1 (three passes) */
+	AB_RATE_OPTIMIZER_BYTES,   /* s per parameter byte: SGD-momentum step on 64 MB */
+	AB_RATE_OPTIMIZER_CACHE,   /* s per parameter byte: the same on 512 KB (in cache) */
+	AB_RATE_OPTIMIZER_TENSORS, /* s per parameter tensor: the step over 200 tiny tensors */
+	AB_RATE_RECURRENT_STEP,    /* s per time step: LSTM(32, 32) forward + backward */
+	AB_RATE_NORM_ROWS,         /* s per row: BatchNorm2d on 4×4 maps */
+	AB_RATE_ACTIVATION_ARITH,  /* s per element: a Mish's forward + backward beyond a ReLU's */
+	AB_RATE_REFERENCE,         /* s: the protocol's reference workload (rows' calib_s) */
+	AB_RATE_COUNT
+} ab_machine_rate;
+
+extern const char *const ab_machine_rate_names[AB_RATE_COUNT];
+/* The index of a rate's name, or -1. */
+int ab_machine_rate_index(const char *name);
+
+struct abacus_machine {
+	char id[96];
+	char runtime[64];
+	char measured[32];
+	int threads, runs;
+	double seconds;              /* how long measuring took */
+	double rate[AB_RATE_COUNT];  /* seconds per unit */
+	double spread[AB_RATE_COUNT]; /* (max − min) / median over the runs */
+};
+
+#endif
