@@ -16,6 +16,10 @@ typedef enum { FMT_TABLE, FMT_CSV, FMT_JSON } cli_format;
 
 /* Prints "abacus: <msg> (<where>)" to stderr and returns CLI_FAIL. */
 int cli_fail(const abacus_error *err);
+/* Loads the machine profiles named in `list`: files, or directories whose *.machine files are read (sorted),
+ * comma-separated. CLI_OK, or an error printed and its exit code. Free with cli_free_machines. */
+int cli_load_machines(abacus_machine ***out, size_t *n, const char *list);
+void cli_free_machines(abacus_machine **ms, size_t n);
 /* Prints "abacus <cmd>: <msg>" and a hint to run --help; returns CLI_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -83,6 +87,7 @@ int cmd_train(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_adapt(int argc, char **argv);
 int cmd_profile(int argc, char **argv);
 
 #endif

@@ -3,7 +3,6 @@
  * against measured rows, beside the analytic and FLOPs-proportional baselines and the noise floor, per
  * hardware id and per machine.
  */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,78 +216,6 @@ static void row(const char *name, const abacus_eval_stats *s)
 	printf("  %-34s %8.2f%% %8.2f%% %8.2f%% %7zu\n", name, 100 * s->mre, 100 * s->median, 100 * s->p90, s->n);
 }
 
-static int cmp_str_ptr(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Loads the profiles named in `list` (files, or directories whose *.machine files are read, sorted). */
-static int load_machines(abacus_machine ***out, size_t *n, const char *list)
-{
-	*out = NULL;
-	*n = 0;
-	char *copy = strdup(list);
-	size_t cap = 0;
-	abacus_machine **ms = NULL;
-	if (!copy)
-		return CLI_FAIL;
-	int rc = CLI_OK;
-	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && rc == CLI_OK; tok = strtok_r(NULL, ",", &save)) {
-		char **paths = NULL;
-		size_t np = 0;
-		DIR *d = opendir(tok);
-		if (d) {
-			struct dirent *e;
-			while ((e = readdir(d))) {
-				size_t l = strlen(e->d_name);
-				if (l < 9 || strcmp(e->d_name + l - 8, ".machine"))
-					continue;
-				char **np2 = realloc(paths, (np + 1) * sizeof *paths);
-				if (!np2)
-					break;
-				paths = np2;
-				size_t pl = strlen(tok) + l + 2;
-				if (!(paths[np] = malloc(pl)))
-					break;
-				snprintf(paths[np++], pl, "%s/%s", tok, e->d_name);
-			}
-			closedir(d);
-			qsort(paths, np, sizeof *paths, cmp_str_ptr);
-		} else {
-			paths = malloc(sizeof *paths);
-			if (paths && (paths[0] = strdup(tok)))
-				np = 1;
-		}
-		for (size_t k = 0; k < np; k++) {
-			if (rc == CLI_OK) {
-				abacus_error err;
-				abacus_machine *m = NULL;
-				if (abacus_machine_load_file(&m, paths[k], &err)) {
-					rc = cli_fail(&err);
-				} else {
-					if (*n == cap) {
-						cap = cap ? cap * 2 : 8;
-						abacus_machine **g = realloc(ms, cap * sizeof *ms);
-						if (!g) {
-							abacus_machine_free(m);
-							rc = CLI_FAIL;
-							free(paths[k]);
-							continue;
-						}
-						ms = g;
-					}
-					ms[(*n)++] = m;
-				}
-			}
-			free(paths[k]);
-		}
-		free(paths);
-	}
-	free(copy);
-	*out = ms;
-	return rc;
-}
-
 int cmd_eval(int argc, char **argv)
 {
 	const char *machines_arg = NULL;
@@ -389,7 +316,7 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (proto == ABACUS_EVAL_LOMACHINE && !machines_arg)
 		machines_arg = "data/machines";
-	if (machines_arg && (rc = load_machines(&machines, &n_machines, machines_arg)))
+	if (machines_arg && (rc = cli_load_machines(&machines, &n_machines, machines_arg)))
 		goto out;
 	o.machines = (const abacus_machine *const *)machines;
 	o.n_machines = n_machines;
@@ -476,9 +403,7 @@ free_sets:
 		abacus_dataset_free(sets[k]);
 	free(sets);
 out:
-	for (size_t k = 0; k < n_machines; k++)
-		abacus_machine_free(machines[k]);
-	free(machines);
+	cli_free_machines(machines, n_machines);
 	free(files);
 	return rc;
 }

@@ -11,14 +11,17 @@
 
 static const char help[] =
 	"usage: abacus predict GRAPH [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam] [--hw ID]\n"
-	"                      [--model FILE] [--calib SECONDS] [--format table|json]\n"
+	"                      [--machine FILE] [--model FILE] [--calib SECONDS] [--format table|json]\n"
 	"\n"
 	"Predicts the time of one training iteration and its peak memory, each with a 90 % interval from\n"
 	"cross-validated residuals. Without --model it uses the bundled predictor (data/predictor.abacus,\n"
 	"trained on the committed dataset; $ABACUS_MODEL overrides it).\n"
 	"  --hw ID          hardware id the predictor was trained on (cpu1 = 1 thread, cpu2 = 2 threads)\n"
+	"  --machine FILE   a machine profile (abacus calibrate --out FILE): time priced from that machine's\n"
+	"                   measured rates by the predictor's profile-mode model (and its 'abacus adapt'\n"
+	"                   factor), for any machine, also one no training row came from; replaces --hw\n"
 	"  --calib SECONDS  this machine's speed index now (PROTOCOL.md reference workload); default: the\n"
-	"                   training data's median for --hw\n";
+	"                   training data's median for --hw, or with --machine the profile's own\n";
 
 /* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus beside the build tree, else the
  * installed copy. */
@@ -36,28 +39,43 @@ int cli_default_model(char *buf, size_t len)
 	return 0;
 }
 
-static int calib_opt(void *ctx, const char *cmd, int argc, char **argv, int *i)
+typedef struct predict_extra {
+	double calib;
+	const char *machine;
+} predict_extra;
+
+static int extra_opt(void *ctx, const char *cmd, int argc, char **argv, int *i)
 {
+	predict_extra *x = ctx;
 	const char *v;
-	int r = cli_opt(argc, argv, i, "--calib", &v);
+	int r = cli_opt(argc, argv, i, "--machine", &v);
+	if (r) {
+		if (r < 0)
+			return -cli_usage(cmd, "--machine needs a profile file (abacus calibrate --out FILE)");
+		x->machine = v;
+		return 1;
+	}
+	r = cli_opt(argc, argv, i, "--calib", &v);
 	if (r == 0)
 		return 0;
 	char *end;
 	double c = r < 0 ? 0 : strtod(v, &end);
 	if (r < 0 || *end || !(c > 0 && c < 1e6))
 		return -cli_usage(cmd, "--calib needs a positive number of seconds");
-	*(double *)ctx = c;
+	x->calib = c;
 	return 1;
 }
 
 int cmd_predict(int argc, char **argv)
 {
 	cli_graph_opts o;
-	double calib = 0;
+	predict_extra x = { 0, NULL };
 	cli_graph_opts_init(&o);
-	int rc = cli_parse_graph_args(&o, "predict", help, CLI_ACCEPT_MODEL | CLI_ACCEPT_HW, argc, argv, calib_opt, &calib);
+	int rc = cli_parse_graph_args(&o, "predict", help, CLI_ACCEPT_MODEL | CLI_ACCEPT_HW, argc, argv, extra_opt, &x);
 	if (rc >= 0)
 		return rc;
+	double calib = x.calib;
+	abacus_machine *mach = NULL;
 	cli_format fmt = o.fmt;
 	const char *model = o.model, *hw = o.hw;
 	abacus_error err;
@@ -68,14 +86,23 @@ int cmd_predict(int argc, char **argv)
 	double *shares = NULL, step_share = 0;
 	rc = CLI_FAIL;
 	if (abacus_predictor_load_file(&p, model, &err) || abacus_graph_load_file(&g, o.file, &err) ||
-	    abacus_analyze(&a, g, &o.cfg, &err) || abacus_predict(&pr, p, a, hw, calib, &err)) {
+	    abacus_analyze(&a, g, &o.cfg, &err) || (x.machine && abacus_machine_load_file(&mach, x.machine, &err)) ||
+	    (mach ? abacus_predict_machine(&pr, p, a, mach, calib, &err) : abacus_predict(&pr, p, a, hw, calib, &err))) {
 		rc = cli_fail(&err);
 		goto out;
+	}
+	/* Which layers cost the most: the shares of the hardware id with the machine's thread count (the
+	 * profile prices the whole, the shares only split it). */
+	const char *share_hw = pr.hw;
+	char mhw[32];
+	if (mach) {
+		snprintf(mhw, sizeof mhw, "cpu%d", abacus_machine_threads(mach));
+		share_hw = abacus_predictor_calib(p, mhw) > 0 ? mhw : NULL;
 	}
 	size_t n_layers;
 	abacus_analysis_layers(a, &n_layers);
 	shares = malloc((n_layers ? n_layers : 1) * sizeof *shares);
-	if (!shares || abacus_predictor_layer_shares(p, a, pr.hw, shares, n_layers, &step_share, &err)) {
+	if (!shares || abacus_predictor_layer_shares(p, a, share_hw, shares, n_layers, &step_share, &err)) {
 		rc = shares ? cli_fail(&err) : CLI_FAIL;
 		if (!shares)
 			fprintf(stderr, "abacus: out of memory\n");
@@ -127,6 +154,7 @@ int cmd_predict(int argc, char **argv)
 	rc = CLI_OK;
 out:
 	free(shares);
+	abacus_machine_free(mach);
 	abacus_analysis_free(a);
 	abacus_graph_free(g);
 	abacus_predictor_free(p);

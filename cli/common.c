@@ -1,6 +1,7 @@
 /*
  * common.c — option parsing, error printing and formatting helpers shared by the commands.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <unistd.h>
@@ -346,4 +347,83 @@ int cli_beside_exe(char *buf, size_t len, const char *rel)
 		return -1;
 	snprintf(buf, len, "%s/%s", exe, rel);
 	return access(buf, R_OK) == 0 ? 0 : -1;
+}
+
+static int cmp_str_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Loads the profiles named in `list` (files, or directories whose *.machine files are read, sorted). */
+int cli_load_machines(abacus_machine ***out, size_t *n, const char *list)
+{
+	*out = NULL;
+	*n = 0;
+	char *copy = strdup(list);
+	size_t cap = 0;
+	abacus_machine **ms = NULL;
+	if (!copy)
+		return CLI_FAIL;
+	int rc = CLI_OK;
+	for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok && rc == CLI_OK; tok = strtok_r(NULL, ",", &save)) {
+		char **paths = NULL;
+		size_t np = 0;
+		DIR *d = opendir(tok);
+		if (d) {
+			struct dirent *e;
+			while ((e = readdir(d))) {
+				size_t l = strlen(e->d_name);
+				if (l < 9 || strcmp(e->d_name + l - 8, ".machine"))
+					continue;
+				char **np2 = realloc(paths, (np + 1) * sizeof *paths);
+				if (!np2)
+					break;
+				paths = np2;
+				size_t pl = strlen(tok) + l + 2;
+				if (!(paths[np] = malloc(pl)))
+					break;
+				snprintf(paths[np++], pl, "%s/%s", tok, e->d_name);
+			}
+			closedir(d);
+			qsort(paths, np, sizeof *paths, cmp_str_ptr);
+		} else {
+			paths = malloc(sizeof *paths);
+			if (paths && (paths[0] = strdup(tok)))
+				np = 1;
+		}
+		for (size_t k = 0; k < np; k++) {
+			if (rc == CLI_OK) {
+				abacus_error err;
+				abacus_machine *m = NULL;
+				if (abacus_machine_load_file(&m, paths[k], &err)) {
+					rc = cli_fail(&err);
+				} else {
+					if (*n == cap) {
+						cap = cap ? cap * 2 : 8;
+						abacus_machine **g = realloc(ms, cap * sizeof *ms);
+						if (!g) {
+							abacus_machine_free(m);
+							rc = CLI_FAIL;
+							free(paths[k]);
+							continue;
+						}
+						ms = g;
+					}
+					ms[(*n)++] = m;
+				}
+			}
+			free(paths[k]);
+		}
+		free(paths);
+	}
+	free(copy);
+	*out = ms;
+	return rc;
+}
+
+void cli_free_machines(abacus_machine **ms, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		abacus_machine_free(ms[k]);
+	free(ms);
 }

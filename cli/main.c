@@ -17,8 +17,9 @@ static const command commands[] = {
 	{ "predict", cmd_predict, "time per training iteration and peak memory, with 90 % intervals" },
 	{ "plan", cmd_plan, "largest batch that fits a memory budget; time per iteration and per epoch" },
 	{ "train", cmd_train, "fit the predictor on measured rows and write a bundle" },
-	{ "eval", cmd_eval, "error of the predictor and baselines against measured rows (random, lomo, cross-hw)" },
-	{ "calibrate", cmd_calibrate, "time the protocol's reference workload here, now (machine speed index)" },
+	{ "eval", cmd_eval, "error of the predictor and baselines against measured rows (random, lomo, cross-hw, lomachine)" },
+	{ "calibrate", cmd_calibrate, "this machine's speed index now, or (--out FILE) its profile of measured rates" },
+	{ "adapt", cmd_adapt, "few-shot: rows measured on a machine refit its profile's time factor" },
 	{ "features", cmd_features, "the predictor's named feature vector (structural matrix and aggregates)" },
 	{ "profile", cmd_profile, "measure training time and memory with PyTorch on this machine (ground truth)" },
 };

@@ -242,6 +242,11 @@ void abacus_machine_free(abacus_machine *m);
 const char *abacus_machine_id(const abacus_machine *m);
 int abacus_machine_threads(const abacus_machine *m);
 const char *abacus_machine_runtime(const abacus_machine *m);
+/* Few-shot (`abacus adapt`): the time factor (measured / predicted) that `rows` rows measured on this
+ * machine gave; predictions on the profile are multiplied by it. Saved with the profile. */
+int abacus_machine_adapt(abacus_machine *m, double factor, int rows, abacus_error *err);
+/* The factor (1 when not adapted) and how many rows gave it. */
+double abacus_machine_adapted(const abacus_machine *m, int *rows);
 /* How long measuring the profile took, in seconds. */
 double abacus_machine_seconds(const abacus_machine *m);
 /* The rates' names, in the profile's order. */
@@ -306,6 +311,16 @@ typedef struct abacus_prediction {
  * out->calib_s says which was used. */
 int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a, const char *hw,
                    double calib_s, abacus_error *err);
+
+/* Predicts on the machine a profile describes (`abacus calibrate --out`), with the profile-mode time model
+ * (trained with machine profiles; ABACUS_EINVAL otherwise): every term priced at the machine's measured
+ * rate, then the learned correction. `calib_s` > 0 corrects the host's drift since the profile was taken
+ * (the reference workload timed now); 0 uses the profile as measured. Memory does not depend on the
+ * machine. out->hw is the machine id. */
+int abacus_predict_machine(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a,
+                           const abacus_machine *machine, double calib_s, abacus_error *err);
+/* Whether the predictor has the profile-mode time model. */
+int abacus_predictor_has_profile(const abacus_predictor *p);
 
 /* How the predictor's analytic time on hardware `hw` (NULL: the first known) divides among the layers of
  * `a`: share[i] for layer i of abacus_analysis_layers (n entries), from the per-kind rates the predictor

@@ -12,6 +12,7 @@
  *     runs 5
  *     rate conv_dense 1.042697e-11 0.0292        name, seconds per unit, relative spread over the runs
  *     ...
+ *     adapt 1.083 12        (optional, `abacus adapt`: measured / predicted time on 12 rows measured here)
  * Every rate of ab_machine_rate_names must be there, finite and positive; a rate this code does not know is
  * an error too (a profile from a newer abacus must not be half read). Lines may come in any order after the
  * first; '#' starts a comment line. Every malformed line is an error naming its line number.
@@ -80,6 +81,7 @@ int abacus_machine_load(abacus_machine **out, const char *data, size_t len, abac
 	}
 	for (int i = 0; i < AB_RATE_COUNT; i++)
 		m->rate[i] = NAN;
+	m->adapt = 1;
 	size_t line_no = 0;
 	int seen_magic = 0;
 	for (char *line = text, *next; line; line = next) {
@@ -129,6 +131,10 @@ int abacus_machine_load(abacus_machine **out, const char *data, size_t len, abac
 			bad = errno || end == val || *end || v < 1 || v > 4096;
 			if (!bad)
 				*(key[0] == 't' ? &m->threads : &m->runs) = (int)v;
+		} else if (!strcmp(key, "adapt")) {
+			int used = 0;
+			bad = sscanf(val, "%lf %d%n", &m->adapt, &m->adapt_rows, &used) != 2 || val[used] || !(m->adapt > 0) ||
+			      !isfinite(m->adapt) || m->adapt_rows < 1;
 		} else if (!strcmp(key, "seconds")) {
 			char *end;
 			m->seconds = strtod(val, &end);
@@ -232,6 +238,8 @@ int abacus_machine_save(char **out, size_t *len, const abacus_machine *m, abacus
 	ab_buf_printf(&b, "seconds %.1f\n", m->seconds);
 	if (m->runs)
 		ab_buf_printf(&b, "runs %d\n", m->runs);
+	if (m->adapt_rows)
+		ab_buf_printf(&b, "adapt %.17g %d\n", m->adapt, m->adapt_rows);
 	for (int i = 0; i < AB_RATE_COUNT; i++)
 		ab_buf_printf(&b, "rate %s %.17g %.17g\n", ab_machine_rate_names[i], m->rate[i], m->spread[i]);
 	if (b.oom) {
@@ -271,6 +279,22 @@ double abacus_machine_rate(const abacus_machine *m, const char *name, double *sp
 	if (spread)
 		*spread = m->spread[k];
 	return m->rate[k];
+}
+
+int abacus_machine_adapt(abacus_machine *m, double factor, int rows, abacus_error *err)
+{
+	if (!(factor > 0) || !isfinite(factor) || rows < 1)
+		return ab_err(err, ABACUS_EINVAL, m->id, "an adaptation needs a positive factor from at least one row");
+	m->adapt = factor;
+	m->adapt_rows = rows;
+	return 0;
+}
+
+double abacus_machine_adapted(const abacus_machine *m, int *rows)
+{
+	if (rows)
+		*rows = m->adapt_rows;
+	return m->adapt;
 }
 
 double abacus_machine_seconds(const abacus_machine *m)

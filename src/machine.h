@@ -42,6 +42,8 @@ struct abacus_machine {
 	double seconds;              /* how long measuring took */
 	double rate[AB_RATE_COUNT];  /* seconds per unit */
 	double spread[AB_RATE_COUNT]; /* (max − min) / median over the runs */
+	double adapt;                 /* `abacus adapt`: measured / predicted time on this machine's rows (1) */
+	int adapt_rows;               /* how many rows gave it (0: not adapted) */
 };
 
 #endif

@@ -595,8 +595,8 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 			goto out;
 		}
 	int bad = !isfinite(fit_time_coef(pooled, m, ex, idx, n, 1, m->profile ? AB_ARITH_PROFILE_COEF : -1));
-	for (int h = 0; h < ex->n_hw && !bad && m->profile; h++) {
-		memcpy(m->coef[h], pooled, sizeof pooled);
+	for (int h = 0; h < (ex->n_hw > 1 ? ex->n_hw : 1) && !bad && m->profile; h++) {
+		memcpy(m->coef[h], pooled, sizeof pooled); /* coef[0] prices every machine (time_base) */
 		m->use_calib[h] = 1;
 	}
 	for (int h = 0; h < ex->n_hw && !bad && !m->profile; h++) {

@@ -16,6 +16,12 @@
  *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
  *       <feature> <threshold> <yes> <no> <missing> <leaf value>        (feature -1: a leaf)
  *   ensemble memory ...
+ *   (version 15, when trained with machine profiles:)
+ *   profile <rows> <machines> <id_1> ... <id_n>   the profile-mode time model (model.h), trained on the
+ *                                                rows of the machines that have a profile
+ *   base <K> <c_1> ... <c_K>   seconds per unit of each term per second of its measured profile rate
+ *   profile_intervals <time q05> <time q95>     from leave-one-machine-out residuals
+ *   ensemble profile_time ...
  *   end
  *
  * A bundle of another version or feature schema is refused with a message that says to retrain.
@@ -29,7 +35,7 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 14 /* 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
+#define BUNDLE_VERSION 15 /* 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
                          * convolutions apart); 6: twelve (recurrent steps and
                          * bytes); 5: ten (weight bytes, optimizer state apart); 4: eight; 3: one set of seven;
                          * 2: six; 1: four */
@@ -37,6 +43,11 @@
 
 struct abacus_predictor {
 	ab_model m;
+	ab_model pm;           /* profile mode (has_profile): time from a machine's measured rates */
+	int has_profile;
+	size_t profile_rows;
+	char *profile_ids[AB_MAX_MACHINES];
+	int n_profile_ids;
 	int d;
 	uint64_t schema;
 	char *hw_ids[AB_MAX_HW];
@@ -72,8 +83,11 @@ void abacus_predictor_free(abacus_predictor *p)
 	if (!p)
 		return;
 	ab_model_free(&p->m);
+	ab_model_free(&p->pm);
 	for (int i = 0; i < p->n_hw; i++)
 		ab_free(p->hw_ids[i]);
+	for (int i = 0; i < p->n_profile_ids; i++)
+		ab_free(p->profile_ids[i]);
 	ab_free(p);
 }
 
@@ -154,6 +168,40 @@ int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_s
 		dg = fnv(dg, line, (size_t)len);
 	}
 	p->digest = dg;
+	/* With machine profiles, the profile-mode time model on the rows of the machines that have one. */
+	if (o->n_machines) {
+		if (o->n_machines > AB_MAX_MACHINES) {
+			rc = ab_err(err, ABACUS_ELIMIT, "", "more than %d machine profiles", AB_MAX_MACHINES);
+			goto out;
+		}
+		if ((rc = ab_examples_attach_machines(&ex, o->machines, o->n_machines, err)))
+			goto out;
+		size_t ns = 0;
+		for (size_t i = 0; i < ex.n; i++)
+			if (ex.mach[idx[i]] >= 0)
+				idx[ns++] = idx[i];
+		if (ns < AB_MIN_HW_ROWS) {
+			rc = ab_err(err, ABACUS_EINVAL, "", "only %zu rows come from machines with a profile (%d needed for the "
+			            "profile-mode time model)", ns, AB_MIN_HW_ROWS);
+			goto out;
+		}
+		if ((rc = ab_model_fit(&p->pm, &ex, idx, ns, &prm, 1, err)))
+			goto out;
+		p->has_profile = 1;
+		p->profile_rows = ns;
+		for (int q = 0; q < ex.n_mach; q++) {
+			int used = 0;
+			for (size_t i = 0; i < ns && !used; i++)
+				used = ex.mach[idx[i]] == q;
+			if (!used)
+				continue;
+			if (!(p->profile_ids[p->n_profile_ids] = ab_strdup(ex.mach_ids[q]))) {
+				rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+				goto out;
+			}
+			p->n_profile_ids++;
+		}
+	}
 out:
 	ab_free(idx);
 	ab_examples_free(&ex);
@@ -224,6 +272,43 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 	out->calib_s = calib;
 	out->time_analytic_s = tb;
 	return 0;
+}
+
+int abacus_predict_machine(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a,
+                           const abacus_machine *machine, double calib_s, abacus_error *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!p->has_profile)
+		return ab_err(err, ABACUS_EINVAL, machine->id, "this predictor was trained without machine profiles: it cannot "
+		              "price a machine by its profile (retrain with 'abacus train --machines DIR')");
+	double x[4096];
+	if (p->d > (int)(sizeof x / sizeof x[0]))
+		return ab_err(err, ABACUS_ELIMIT, "", "feature schema too large");
+	int rc = ab_examples_vector(x, p->d, a, machine->threads, err);
+	if (rc)
+		return rc;
+	double terms[AB_TIME_TERMS];
+	ab_time_terms(terms, a, machine->threads);
+	double ref = machine->rate[AB_RATE_REFERENCE];
+	double tb = ab_time_base_profile(&p->pm, terms, machine->rate, calib_s > 0 && ref > 0 ? calib_s / ref : 1) *
+	            machine->adapt;
+	double peak = (double)abacus_analysis_memory(a)->peak;
+	double ft = ab_ensemble_predict(&p->pm.time, x, p->d), fm = ab_ensemble_predict(&p->m.mem, x, p->d);
+	out->time_s = tb * exp(ft);
+	out->time_lo_s = tb * exp(ft + p->pm.q_time[0]);
+	out->time_hi_s = tb * exp(ft + p->pm.q_time[1]);
+	out->memory_bytes = (int64_t)llround(peak * exp(fm));
+	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0]));
+	out->memory_hi_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[1]));
+	out->hw = machine->id;
+	out->calib_s = calib_s > 0 ? calib_s : ref;
+	out->time_analytic_s = tb;
+	return 0;
+}
+
+int abacus_predictor_has_profile(const abacus_predictor *p)
+{
+	return p->has_profile;
 }
 
 int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analysis *a, const char *hw, double *share,
@@ -306,6 +391,16 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 	              (unsigned long long)p->digest, p->m.q_time[0], p->m.q_time[1], p->m.q_mem[0], p->m.q_mem[1]);
 	put_ensemble(&b, "time", &p->m.time);
 	put_ensemble(&b, "memory", &p->m.mem);
+	if (p->has_profile) {
+		ab_buf_printf(&b, "profile %zu %d", p->profile_rows, p->n_profile_ids);
+		for (int i = 0; i < p->n_profile_ids; i++)
+			ab_buf_printf(&b, " %s", p->profile_ids[i]);
+		ab_buf_printf(&b, "\nbase %d", AB_TIME_TERMS);
+		for (int i = 0; i < AB_TIME_TERMS; i++)
+			ab_buf_printf(&b, " %a", p->pm.coef[0][i]);
+		ab_buf_printf(&b, "\nprofile_intervals %a %a\n", p->pm.q_time[0], p->pm.q_time[1]);
+		put_ensemble(&b, "profile_time", &p->pm.time);
+	}
 	ab_buf_printf(&b, "end\n");
 	if (b.oom) {
 		ab_buf_free(&b);
@@ -452,7 +547,7 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		rc = ab_err(err, ABACUS_EPARSE, "", "not an abacus predictor bundle (no 'abacus-predictor' header)");
 		goto out;
 	}
-	if (version != BUNDLE_VERSION) {
+	if (version != BUNDLE_VERSION && version != 14) { /* 14 is 15 without the profile section */
 		rc = ab_err(err, ABACUS_EUNSUPPORTED, "",
 		            "predictor bundle version %d; this abacus reads version %d: retrain it with 'abacus train'", version,
 		            BUNDLE_VERSION);
@@ -507,7 +602,51 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 	p->m.has_intervals = 1;
 	if ((rc = get_ensemble(&r, "time", &p->m.time, p->d, err)) || (rc = get_ensemble(&r, "memory", &p->m.mem, p->d, err)))
 		goto out;
-	if (next_line(&r) || strcmp(r.buf, "end")) {
+	if (next_line(&r)) {
+		rc = bad(&r, err, "expected 'end'");
+		goto out;
+	}
+	if (version >= 15 && !strncmp(r.buf, "profile ", 8)) {
+		const char *s = r.buf + 8;
+		int n_ids, used;
+		if (sscanf(s, "%zu %d%n", &p->profile_rows, &n_ids, &used) != 2 || n_ids < 1 || n_ids > AB_MAX_MACHINES) {
+			rc = bad(&r, err, "expected 'profile <rows> <machines> <id>...'");
+			goto out;
+		}
+		s += used;
+		for (int i = 0; i < n_ids; i++) {
+			char id[96];
+			if (sscanf(s, "%95s%n", id, &used) != 1) {
+				rc = bad(&r, err, "the 'profile' line names fewer machines than it counts");
+				goto out;
+			}
+			s += used;
+			if (!(p->profile_ids[i] = ab_strdup(id))) {
+				rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+				goto out;
+			}
+			p->n_profile_ids = i + 1;
+		}
+		if (next_line(&r) || parse_base(r.buf, p->pm.coef[0])) {
+			rc = bad(&r, err, "expected the profile model's 'base <K> <c_1> ... <c_K>'");
+			goto out;
+		}
+		if (next_line(&r) || sscanf(r.buf, "profile_intervals %la %la", &p->pm.q_time[0], &p->pm.q_time[1]) != 2 ||
+		    !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1])) {
+			rc = bad(&r, err, "expected 'profile_intervals <q05> <q95>'");
+			goto out;
+		}
+		if ((rc = get_ensemble(&r, "profile_time", &p->pm.time, p->d, err)))
+			goto out;
+		p->pm.profile = 1;
+		p->pm.has_intervals = 1;
+		p->has_profile = 1;
+		if (next_line(&r)) {
+			rc = bad(&r, err, "expected 'end'");
+			goto out;
+		}
+	}
+	if (strcmp(r.buf, "end")) {
 		rc = bad(&r, err, "expected 'end'");
 		goto out;
 	}

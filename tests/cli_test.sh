@@ -124,6 +124,22 @@ expect_rc "eval corrupt profile" 1 $A eval tests/data/three_machines.csv --proto
 grep -q "line 5: rate 'conv_dense' must be a positive" /tmp/abacus_cli_err.$$ && ok "corrupt profile error names the line" || bad "corrupt profile error names the line"
 rm -f /tmp/abacus_cli_bad.machine.$$
 expect_rc "eval lomachine without profiles" 1 $A eval tests/data/small.csv --protocol lomachine --machines tests/data/machines
+# A bundle with the profile-mode time model; predictions on a machine's profile; few-shot adapt.
+PB=/tmp/abacus_cli_prof.$$.abacus
+expect_rc "train --machines" 0 $A train tests/data/three_machines.csv --machines tests/data/machines/mA.machine,tests/data/machines/mB.machine --rounds 30 --out $PB
+ta=$($A predict $G --batch 4 --model $PB --machine tests/data/machines/mA.machine --format json | sed 's/.*"time_s": \([0-9.e+-]*\).*/\1/;q')
+tb=$($A predict $G --batch 4 --model $PB --machine tests/data/machines/mB.machine --format json | sed 's/.*"time_s": \([0-9.e+-]*\).*/\1/;q')
+awk -v a="$ta" -v b="$tb" 'BEGIN { exit !(a > 0 && b / a > 1.999 && b / a < 2.001) }' && ok "predict --machine: rates x 2, time x 2 ($ta, $tb)" || bad "predict --machine: rates x 2, time x 2 ($ta, $tb)"
+expect_rc "predict --machine without a profile model" 1 $A predict $G --model build/release/small.abacus --machine tests/data/machines/mA.machine
+grep -q "trained without machine profiles" /tmp/abacus_cli_err.$$ && ok "that error says to retrain with --machines" || bad "that error says to retrain with --machines"
+sed 's/^machine mA/machine mB/' tests/data/machines/mA.machine >/tmp/abacus_cli_mb.$$.machine
+expect_rc "adapt on mB's rows" 0 $A adapt --machine /tmp/abacus_cli_mb.$$.machine tests/data/three_machines.csv --model $PB
+grep -q "^adapt 1\.9[0-9]* 60$\|^adapt 2\.0[0-9]* 60$" /tmp/abacus_cli_mb.$$.machine && ok "adapt writes a factor near 2 from 60 rows" || bad "adapt writes a factor near 2 from 60 rows"
+grep -q "adapting took" /tmp/abacus_cli_out.$$ && ok "adapt prints how long it took" || bad "adapt prints how long it took"
+expect_rc "adapt without rows of the machine" 1 $A adapt --machine tests/data/machines/mA.machine tests/data/small.csv --model $PB
+grep -q "no ok row was measured on machine mA" /tmp/abacus_cli_err.$$ && ok "adapt names the machine without rows" || bad "adapt names the machine without rows"
+expect_rc "adapt without --machine" 2 $A adapt tests/data/three_machines.csv
+rm -f $PB /tmp/abacus_cli_mb.$$.machine
 expect_rc "eval cross-hw needs two hw" 1 $A eval tests/data/small.csv --protocol cross-hw
 expect_rc "eval bad protocol" 2 $A eval tests/data/small.csv --protocol sideways
 expect_rc "features" 0 $A features tests/data/graphs/resnet18-64.onnx --batch 2 --format json

@@ -289,3 +289,94 @@ void test_eval_lomachine(void)
 		abacus_machine_free(ms[i]);
 	abacus_dataset_free(d);
 }
+
+/* A bundle trained with profiles carries the profile-mode model through save and load; on two machines
+ * whose every rate differs by 2× it predicts 2× the time and the same memory; adapt's factor multiplies. */
+void test_predict_machine(void);
+void test_predict_machine(void)
+{
+	abacus_dataset *d = NULL;
+	CHECK(three_machines(&d) == 0);
+	if (!d)
+		return;
+	char ta[4096], tb[4096];
+	abacus_error err;
+	abacus_machine *ms[2] = { NULL, NULL };
+	profile_text(ta, sizeof ta, "mA", 1.0);
+	profile_text(tb, sizeof tb, "mB", 2.0);
+	CHECK(abacus_machine_load(&ms[0], ta, strlen(ta), &err) == 0);
+	CHECK(abacus_machine_load(&ms[1], tb, strlen(tb), &err) == 0);
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 30;
+	abacus_predictor *plain = NULL, *p = NULL, *p2 = NULL;
+	abacus_graph *g = NULL;
+	abacus_analysis *a = NULL;
+	CHECK(abacus_train(&plain, &d, 1, &o, &err) == 0);
+	o.machines = (const abacus_machine *const *)ms;
+	o.n_machines = 2;
+	CHECK(abacus_train(&p, &d, 1, &o, &err) == 0);
+	if (!p)
+		fprintf(stderr, "  %s\n", err.msg);
+	CHECK(abacus_graph_load_file(&g, "tests/data/graphs/resnet18-64.onnx", &err) == 0);
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = 4;
+	CHECK(g && abacus_analyze(&a, g, &cfg, &err) == 0);
+	if (!plain || !p || !a)
+		goto out;
+	abacus_prediction pa, pb, pc;
+	CHECK(abacus_predictor_has_profile(p) && !abacus_predictor_has_profile(plain));
+	CHECK(abacus_predict_machine(&pa, plain, a, ms[0], 0, &err) == ABACUS_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "trained without machine profiles");
+	CHECK(abacus_predict_machine(&pa, p, a, ms[0], 0, &err) == 0);
+	CHECK(abacus_predict_machine(&pb, p, a, ms[1], 0, &err) == 0);
+	CHECK(fabs(pb.time_s / pa.time_s - 2.0) < 1e-9);
+	CHECK(pb.memory_bytes == pa.memory_bytes);
+	CHECK(pa.time_lo_s < pa.time_s && pa.time_s < pa.time_hi_s);
+	CHECK(!strcmp(pa.hw, "mA"));
+	/* The speed index now, against the profile's reference workload: 10 % slower host, 10 % more time. */
+	CHECK(abacus_predict_machine(&pc, p, a, ms[0], 1.1 * abacus_machine_rate(ms[0], "reference", NULL), &err) == 0);
+	CHECK(fabs(pc.time_s / pa.time_s - 1.1) < 1e-9);
+	/* Save and load: the same predictions to the last bit. */
+	char *buf = NULL;
+	size_t len = 0;
+	CHECK(abacus_predictor_save(&buf, &len, p, &err) == 0);
+	CHECK(buf && strstr(buf, "abacus-predictor 15\n") && strstr(buf, "\nprofile "));
+	CHECK(buf && abacus_predictor_load(&p2, buf, len, &err) == 0);
+	if (p2) {
+		CHECK(abacus_predict_machine(&pc, p2, a, ms[1], 0, &err) == 0);
+		CHECK(pc.time_s == pb.time_s && pc.time_lo_s == pb.time_lo_s && pc.memory_bytes == pb.memory_bytes);
+	}
+	/* A damaged profile section is an error naming what was expected. */
+	if (buf) {
+		char *cut = strstr(buf, "profile_intervals");
+		if (cut) {
+			memcpy(cut, "profile_intervalz", 17);
+			abacus_predictor *p3 = NULL;
+			CHECK(abacus_predictor_load(&p3, buf, len, &err) == ABACUS_EPARSE && p3 == NULL);
+			CHECK_STR_CONTAINS(err.msg, "profile_intervals");
+		}
+	}
+	abacus_buffer_free(buf);
+	/* adapt's factor multiplies the prediction and is saved with the profile. */
+	CHECK(abacus_machine_adapt(ms[0], 1.25, 7, &err) == 0);
+	CHECK(abacus_predict_machine(&pc, p, a, ms[0], 0, &err) == 0);
+	CHECK(fabs(pc.time_s / pa.time_s - 1.25) < 1e-9);
+	CHECK(abacus_machine_adapt(ms[0], -1, 7, &err) == ABACUS_EINVAL);
+	char *mt = NULL;
+	abacus_machine *back = NULL;
+	CHECK(abacus_machine_save(&mt, &len, ms[0], &err) == 0);
+	CHECK(mt && abacus_machine_load(&back, mt, len, &err) == 0);
+	int rows = 0;
+	CHECK(back && abacus_machine_adapted(back, &rows) == 1.25 && rows == 7);
+	abacus_machine_free(back);
+	abacus_buffer_free(mt);
+out:
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	abacus_predictor_free(plain);
+	abacus_predictor_free(p);
+	abacus_predictor_free(p2);
+	abacus_machine_free(ms[0]);
+	abacus_machine_free(ms[1]);
+	abacus_dataset_free(d);
+}

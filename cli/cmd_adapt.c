@@ -1,0 +1,303 @@
+/*
+ * cmd_adapt.c — `abacus adapt`: few-shot for a new machine. K rows measured on the machine a profile
+ * describes fit the one factor that so few rows can support (the median ratio of measured to predicted
+ * time; the profile already prices each kind of work), which is saved in the profile and applied by
+ * `abacus predict --machine`. With --measure K it first measures K configurations chosen to cover the
+ * kinds of network in the zoo (through `abacus profile`).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files);
+
+static const char help[] =
+	"usage: abacus adapt --machine FILE ROWS.csv... [--model FILE] [--out FILE] [--root DIR]\n"
+	"       abacus adapt --machine FILE --measure K --rows OUT.csv [--isa-cap none|sse41|avx2]\n"
+	"\n"
+	"Few-shot for a machine: the 'ok' rows of ROWS.csv measured on the machine the profile describes\n"
+	"(its machine id) fit one time factor, the median of measured / predicted time, which is written into\n"
+	"the profile (or --out) as its 'adapt' line; 'abacus predict --machine FILE' applies it. Prints the\n"
+	"rows' error before and after and how long adapting took. The predictor must have the profile-mode\n"
+	"time model (abacus train --machines).\n"
+	"  --measure K   first measure K configurations (at most 20) chosen to cover the zoo's kinds of network\n"
+	"                (MLP, ResNet, MobileNet, VGG, LSTM, Transformer, ...: smallest input, batch 4, sgd) with\n"
+	"                'abacus profile' into --rows, then adapt on them\n"
+	"  --isa-cap     with --measure: the ISA cap the profile was measured under\n"
+	"  --root DIR    directory the rows' graph paths are relative to (default .)\n";
+
+/* The networks --measure takes, in order: each next one is a kind of network the earlier ones are not. */
+static const char *const coverage[] = {
+	"resnet18", "mlp", "mobilenet_v2", "transformer_enc", "lstm_lm", "vgg11", "efficientnet_b0", "squeezenet1_1",
+	"gpt_small", "convmixer", "shufflenet_v2_x1_0", "densenet121", "gru_lm", "unet_small", "mnasnet1_0",
+	"regnet_x_400mf", "textcnn", "mlp_mixer", "wavenet_small", "vit_b_32",
+};
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Runs `abacus profile` for the first k coverage networks on the profile's thread count. */
+static int measure(int k, int threads, const char *rows, const char *cap)
+{
+	char exe[PATH_MAX], models[1024] = "", hw[32], *argv[32];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0) {
+		fprintf(stderr, "abacus: cannot find the abacus binary to run 'abacus profile'\n");
+		return CLI_FAIL;
+	}
+	exe[n] = '\0';
+	for (int i = 0; i < k; i++)
+		snprintf(models + strlen(models), sizeof models - strlen(models), "%s%s", i ? "," : "", coverage[i]);
+	snprintf(hw, sizeof hw, "cpu%d", threads);
+	int a = 0;
+	argv[a++] = exe;
+	argv[a++] = "profile";
+	argv[a++] = "--models";
+	argv[a++] = models;
+	argv[a++] = "--size";
+	argv[a++] = "min";
+	argv[a++] = "--seq";
+	argv[a++] = "min";
+	argv[a++] = "--batch";
+	argv[a++] = "4";
+	argv[a++] = "--hw";
+	argv[a++] = hw;
+	argv[a++] = "--max-iter-seconds";
+	argv[a++] = "3";
+	argv[a++] = "--out";
+	argv[a++] = (char *)rows;
+	if (cap) {
+		argv[a++] = "--isa-cap";
+		argv[a++] = (char *)cap;
+	}
+	argv[a] = NULL;
+	fprintf(stderr, "abacus adapt: measuring %d configuration%s: abacus profile --models %s --size min --seq min "
+	        "--batch 4 --hw %s%s%s --out %s\n", k, k > 1 ? "s" : "", models, hw, cap ? " --isa-cap " : "",
+	        cap ? cap : "", rows);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "abacus: cannot start 'abacus profile': %s\n", strerror(errno));
+		return CLI_FAIL;
+	}
+	if (pid == 0) {
+		execv(exe, argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+		fprintf(stderr, "abacus: 'abacus profile' failed; the rows it wrote stay in %s, rerun to continue\n", rows);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+int cmd_adapt(int argc, char **argv)
+{
+	const char *machine = NULL, *model = NULL, *out = NULL, *root = ".", *rows_out = NULL, *cap = NULL;
+	int64_t k_measure = 0;
+	char **files = calloc((size_t)argc + 1, sizeof *files), mpath[PATH_MAX];
+	size_t n_files = 0;
+	int rc = CLI_USAGE;
+	if (!files)
+		return CLI_FAIL;
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		int r;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(help, stdout);
+			free(files);
+			return CLI_OK;
+		}
+		const char **slot = NULL;
+		if ((r = cli_opt(argc, argv, &i, "--machine", &v)))
+			slot = &machine;
+		else if ((r = cli_opt(argc, argv, &i, "--model", &v)))
+			slot = &model;
+		else if ((r = cli_opt(argc, argv, &i, "--out", &v)))
+			slot = &out;
+		else if ((r = cli_opt(argc, argv, &i, "--root", &v)))
+			slot = &root;
+		else if ((r = cli_opt(argc, argv, &i, "--rows", &v)))
+			slot = &rows_out;
+		else if ((r = cli_opt(argc, argv, &i, "--isa-cap", &v))) {
+			if (r < 0 || (strcmp(v, "none") && strcmp(v, "sse41") && strcmp(v, "avx2"))) {
+				cli_usage("adapt", "--isa-cap must be none, sse41 or avx2");
+				goto out;
+			}
+			cap = strcmp(v, "none") ? v : NULL;
+			continue;
+		} else if ((r = cli_opt(argc, argv, &i, "--measure", &v))) {
+			if (r < 0 || cli_parse_i64(&k_measure, v, 1, (int64_t)(sizeof coverage / sizeof coverage[0]))) {
+				cli_usage("adapt", "--measure needs a count from 1 to %zu", sizeof coverage / sizeof coverage[0]);
+				goto out;
+			}
+			continue;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			cli_usage("adapt", "unknown option '%s'", argv[i]);
+			goto out;
+		} else {
+			files[n_files++] = argv[i];
+			continue;
+		}
+		if (r < 0) {
+			cli_usage("adapt", "%s needs a value", argv[i]);
+			goto out;
+		}
+		*slot = v;
+	}
+	if (!machine) {
+		cli_usage("adapt", "--machine FILE (a profile from 'abacus calibrate --out FILE') is required");
+		goto out;
+	}
+	if (k_measure && !rows_out) {
+		cli_usage("adapt", "--measure needs --rows OUT.csv for the rows it measures");
+		goto out;
+	}
+	if (!k_measure && !n_files) {
+		cli_usage("adapt", "needs ROWS.csv measured on the machine, or --measure K --rows OUT.csv");
+		goto out;
+	}
+	abacus_error err;
+	abacus_machine *m = NULL;
+	abacus_predictor *p = NULL;
+	abacus_dataset **sets = NULL;
+	size_t n_sets = 0;
+	double *lr = NULL, *before = NULL;
+	rc = CLI_FAIL;
+	if (abacus_machine_load_file(&m, machine, &err)) {
+		rc = cli_fail(&err);
+		goto done;
+	}
+	if (k_measure) {
+		if (measure((int)k_measure, abacus_machine_threads(m), rows_out, cap) != CLI_OK)
+			goto done;
+		files[n_files++] = (char *)rows_out;
+	}
+	double t0 = now_s();
+	if (!model) {
+		cli_default_model(mpath, sizeof mpath);
+		model = mpath;
+	}
+	if (abacus_predictor_load_file(&p, model, &err)) {
+		rc = cli_fail(&err);
+		goto done;
+	}
+	if ((rc = cli_load_datasets(&sets, &n_sets, files, n_files)))
+		goto done;
+	rc = CLI_FAIL;
+	size_t total = 0, k = 0, other = 0;
+	for (size_t s = 0; s < n_sets; s++)
+		total += abacus_dataset_n_rows(sets[s]);
+	lr = malloc((total ? total : 1) * sizeof *lr);
+	before = malloc((total ? total : 1) * sizeof *before);
+	if (!lr || !before) {
+		fprintf(stderr, "abacus: out of memory\n");
+		goto done;
+	}
+	const char *other_id = NULL;
+	for (size_t s = 0; s < n_sets; s++)
+		for (size_t i = 0; i < abacus_dataset_n_rows(sets[s]); i++) {
+			const abacus_row *r = abacus_dataset_row(sets[s], i);
+			if (strcmp(r->status, "ok"))
+				continue;
+			if (strcmp(r->machine, abacus_machine_id(m))) {
+				other++;
+				other_id = r->machine;
+				continue;
+			}
+			char path[PATH_MAX + 256];
+			snprintf(path, sizeof path, "%s%s%s", r->graph[0] == '/' ? "" : root, r->graph[0] == '/' ? "" : "/", r->graph);
+			abacus_graph *g = NULL;
+			abacus_analysis *a = NULL;
+			abacus_config cfg = ABACUS_CONFIG_INIT;
+			cfg.batch = r->batch;
+			abacus_prediction pr;
+			int bad = abacus_parse_optimizer(&cfg.optimizer, r->optimizer, &err) ||
+			          abacus_graph_load_file(&g, path, &err) || abacus_analyze(&a, g, &cfg, &err) ||
+			          abacus_predict_machine(&pr, p, a, m, r->calib_s > 0 ? r->calib_s : 0, &err);
+			abacus_analysis_free(a);
+			abacus_graph_free(g);
+			if (bad) {
+				fprintf(stderr, "abacus: row at line %zu (%s): %s\n", r->line, r->network, err.msg);
+				goto done;
+			}
+			/* The prediction already carries the profile's earlier factor: adapt from the bare profile. */
+			double bare = pr.time_s / abacus_machine_adapted(m, NULL);
+			lr[k] = log(r->time_s / bare);
+			before[k] = fabs(bare - r->time_s) / r->time_s;
+			k++;
+		}
+	if (!k) {
+		fprintf(stderr, "abacus: no ok row was measured on machine %s (%zu ok rows of other machines%s%s); measure "
+		        "some here with 'abacus adapt --machine %s --measure 10 --rows here.csv'\n", abacus_machine_id(m), other,
+		        other_id ? ", e.g. " : "", other_id ? other_id : "", machine);
+		goto done;
+	}
+	double mre0 = 0, mre1 = 0;
+	for (size_t i = 0; i < k; i++)
+		mre0 += before[i];
+	memcpy(before, lr, k * sizeof *lr);
+	qsort(before, k, sizeof *before, cmp_double);
+	double med = k % 2 ? before[k / 2] : 0.5 * (before[k / 2 - 1] + before[k / 2]), f = exp(med);
+	for (size_t i = 0; i < k; i++)
+		mre1 += fabs(exp(lr[i]) - f) / exp(lr[i]); /* |f·pred − T| / T with pred = T / exp(lr) */
+	if (abacus_machine_adapt(m, f, (int)k, &err)) {
+		rc = cli_fail(&err);
+		goto done;
+	}
+	char *text = NULL;
+	size_t len = 0;
+	if (abacus_machine_save(&text, &len, m, &err)) {
+		rc = cli_fail(&err);
+		goto done;
+	}
+	double took = now_s() - t0;
+	const char *dest = out ? out : machine;
+	char tmp[PATH_MAX + 16];
+	snprintf(tmp, sizeof tmp, "%s.tmp", dest);
+	FILE *fo = fopen(tmp, "w");
+	int ok = fo && fwrite(text, 1, len, fo) == len;
+	ok = (fo && fclose(fo) == 0) && ok;
+	abacus_buffer_free(text);
+	if (!ok || rename(tmp, dest)) {
+		fprintf(stderr, "abacus: cannot write %s: %s\n", dest, strerror(errno));
+		remove(tmp);
+		goto done;
+	}
+	printf("machine %s: %zu row%s measured here%s; time factor %.4f (measured / predicted, median)\n",
+	       abacus_machine_id(m), k, k > 1 ? "s" : "", other ? " (rows of other machines ignored)" : "", f);
+	printf("  time MRE on those rows: %.2f %% from the profile alone, %.2f %% adapted (in-sample)\n",
+	       100 * mre0 / (double)k, 100 * mre1 / (double)k);
+	printf("  adapting took %.3f s; the factor is saved in %s\n", took, dest);
+	rc = CLI_OK;
+done:
+	free(lr);
+	free(before);
+	for (size_t s = 0; s < n_sets; s++)
+		abacus_dataset_free(sets[s]);
+	free(sets);
+	abacus_predictor_free(p);
+	abacus_machine_free(m);
+out:
+	free(files);
+	return rc;
+}
