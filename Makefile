@@ -34,7 +34,7 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/onnx.pb-c.o
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
-FUZZ_TARGETS ?= onnx csv bundle cli
+FUZZ_TARGETS ?= onnx csv bundle cli machine
 REPLAYS := $(FUZZ_TARGETS:%=$(B)/replay_%)
 
 .PHONY: fuzz-merge all check check-collector fuzz bench clean install

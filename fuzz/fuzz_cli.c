@@ -1,7 +1,8 @@
 /*
  * fuzz_cli.c — libFuzzer target for the command-line option parser: the input is split at NUL bytes
  * into argv and handed to the dispatcher (stdout goes to /dev/null). Commands that would measure
- * or write (profile, train) are left out, and output goes to /dev/null: their parsing is exercised with --help only.
+ * or write (profile, train, calibrate, adapt: they start Python workers or rewrite profiles) are left out, and
+ * output goes to /dev/null: their parsing is exercised with --help only.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,7 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (char *p = buf; p < buf + size && argc < 64; p += strlen(p) + 1)
 		argv[argc++] = p;
 	argv[argc] = NULL;
-	if (argc > 1 && (!strcmp(argv[1], "profile") || !strcmp(argv[1], "train")) &&
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "profile") || !strcmp(argv[1], "train") || !strcmp(argv[1], "calibrate") ||
+	     !strcmp(argv[1], "adapt")) &&
 	    !(argc > 2 && !strcmp(argv[2], "--help"))) {
 		free(buf);
 		return 0;
