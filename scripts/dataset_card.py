@@ -3,13 +3,16 @@
 
 Usage: /usr/bin/python3 scripts/dataset_card.py [data/dataset.csv]
 
-Prints, in Markdown: row counts by status, hardware and optimizer; counts per network; the ranges
+Prints, in Markdown: row counts by status, hardware and optimizer; rows per machine id (with what the
+machines table, machines.jsonl beside the CSV, says of each); counts per network; the ranges
 covered; the noise floor (median and 90th percentile of the relative difference between the two
 measurements of a repeated configuration, for time, time/calib_s and memory, per hardware id); the
 share of rows measured while other processes were busy; and the machine time the campaign spent.
 Only the standard library is used.
 """
 import csv
+import json
+import os
 import statistics
 import sys
 from collections import Counter, defaultdict
@@ -45,6 +48,32 @@ def main(path):
     for (hw, opt), rs in sorted(by.items()):
         print(f"| {hw} | {opt} | {len(rs)} | {len(set(r['network'] for r in rs))} |")
     print()
+    # Rows by machine (PROTOCOL.md version 2: every row names the machine that measured it).
+    table = {}
+    mpath = os.path.join(os.path.dirname(path) or ".", "machines.jsonl")
+    if os.path.exists(mpath):
+        for line in open(mpath):
+            if line.strip():
+                d = json.loads(line)
+                table[d["id"]] = d
+    print("| machine | CPU | ISA cap | torch capability | threads | ok rows | networks | other rows | noise pairs | time noise median |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    per_m = defaultdict(list)
+    for r in rows:
+        per_m[r.get("machine", "unrecorded") or "unrecorded"].append(r)
+    for mid, rs in sorted(per_m.items(), key=lambda kv: -len(kv[1])):
+        okm = [r for r in rs if r["status"] == "ok" and r["graph"]]
+        g = defaultdict(list)
+        for r in okm:
+            g[(r["network"], r["input_shape"], r["optimizer"], r["hw"])].append(float(r["time_s"]))
+        pairs = [rel(v[0], v[1]) for v in g.values() if len(v) > 1]
+        d = table.get(mid)
+        cpu = f"{d['vendor']} family {d['family']} model {d['model']}" if d else "not recorded"
+        print(f"| {mid} | {cpu} | {d['isa_cap'] if d else '-'} | {d['torch_capability'] if d else '-'} | "
+              f"{d['threads'] if d else ', '.join(sorted({r['threads'] for r in rs}))} | {len(okm)} | "
+              f"{len({r['network'] for r in okm})} | {len(rs) - len(okm)} | {len(pairs)} | "
+              f"{100 * pct(pairs, .5):.2f} % |")
+    print()
     # A configuration is (network, input shape with batch, optimizer), whatever its status; repeats of
     # the noise floor are not configurations of their own.
     confs = defaultdict(set)
@@ -71,11 +100,11 @@ def main(path):
     # Noise floor: configurations measured more than once (repeat 0 and 1, separate workers).
     groups = defaultdict(list)
     for r in ok:
-        groups[(r["network"], r["input_shape"], r["optimizer"], r["hw"])].append(r)
+        groups[(r["network"], r["input_shape"], r["optimizer"], r["hw"], r.get("machine", ""))].append(r)
     print("| hardware | pairs | time median | time p90 | time/calib median | time/calib p90 | memory median | memory p90 |")
     print("|---|---|---|---|---|---|---|---|")
     per_hw = defaultdict(lambda: ([], [], []))
-    for (net, shape, opt, hw), rs in groups.items():
+    for (net, shape, opt, hw, _machine), rs in groups.items():
         if len(rs) < 2:
             continue
         a, b = rs[0], rs[1]
