@@ -155,7 +155,9 @@ static void write_json(FILE *f, const abacus_eval *ev, const char *pname)
 	json_stats(f, "flops_proportional", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME), 0);
 	json_stats(f, "noise_floor_raw", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME), 0);
 	json_stats(f, "noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED), 1);
-	fprintf(f, "  },\n  \"memory\": {");
+	fprintf(f, "  },\n  \"coverage\": ");
+	num(f, abacus_eval_coverage(ev));
+	fprintf(f, ",\n  \"memory\": {");
 	json_fields(f, abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
 	fprintf(f, ",\n");
 	json_stats(f, "analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY), 0);
@@ -349,6 +351,8 @@ int cmd_eval(int argc, char **argv)
 		row("time, FLOPs-proportional baseline", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME));
 		row("time noise floor (speed-adjusted)", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED));
 		row("time noise floor (raw)", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME));
+		if (!isnan(abacus_eval_coverage(ev)))
+			printf("  %-34s %8.1f%%\n", "time: measured inside 90 % interval", 100 * abacus_eval_coverage(ev));
 		row("memory", abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
 		row("memory, analytic baseline", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY));
 		row("memory noise floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY));

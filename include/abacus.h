@@ -370,7 +370,7 @@ typedef struct abacus_eval_point {
 	double time_s, time_pred_s, time_raw_pred_s; /* predicted with the row's speed index, and without */
 	double memory_bytes, memory_pred_bytes;
 	double time_base_s, memory_base_bytes;       /* the analytic estimates alone (with the row's speed index) */
-	double time_lo_s, time_hi_s;                 /* the 90 % interval (lomachine only; else 0) */
+	double time_lo_s, time_hi_s;                 /* the 90 % interval (lomachine, lomo; else 0) */
 } abacus_eval_point;
 
 /* The same scores split by hardware id: the predictor's time error on that id's rows, and the noise
@@ -399,6 +399,10 @@ const abacus_eval_stats *abacus_eval_get(const abacus_eval *ev, abacus_eval_metr
 const abacus_eval_net *abacus_eval_networks(const abacus_eval *ev, size_t *n);
 const abacus_eval_point *abacus_eval_points(const abacus_eval *ev, size_t *n);
 const abacus_eval_hw *abacus_eval_hardware(const abacus_eval *ev, size_t *n);
+/* The share of measured times inside the 90 % interval: lomachine (the model's interval, from
+ * leave-one-machine-out residuals inside its training rows) and lomo (each network's interval from the
+ * other networks' out-of-fold residuals); NaN for the other protocols. */
+double abacus_eval_coverage(const abacus_eval *ev);
 /* Per machine id of the scored rows ("unrecorded" for rows of protocol 1). */
 const abacus_eval_machine *abacus_eval_machines(const abacus_eval *ev, size_t *n);
 void abacus_eval_free(abacus_eval *ev);

@@ -38,6 +38,7 @@ struct abacus_eval {
 	abacus_eval_hw hws[AB_MAX_HW];
 	char *hw_names[AB_MAX_HW];
 	size_t n_hws;
+	double coverage; /* share of measured times inside the 90 % interval (NaN: no intervals) */
 	abacus_eval_machine *machines;
 	char **machine_names;
 	size_t n_machines;
@@ -274,6 +275,35 @@ void abacus_eval_free(abacus_eval *ev)
 	ab_free(ev);
 }
 
+/* Leave-one-model-out intervals: each network's points get the 5 % and 95 % quantiles of the log residuals
+ * of every other network's points (all out of fold), the interval a bundle whose quantiles come from
+ * network-grouped cross-validation (model.c) gives a network it never saw. */
+static int lomo_intervals(abacus_eval_point *pts, const int *pt_net, size_t n, int n_nets, abacus_error *err)
+{
+	double *r = ab_malloc((n ? n : 1) * sizeof *r);
+	if (!r)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	for (int g = 0; g < n_nets; g++) {
+		size_t k = 0, mine = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (pt_net[i] == g)
+				mine++;
+			else if (pts[i].time_pred_s > 0)
+				r[k++] = log(pts[i].time_s / pts[i].time_pred_s);
+		}
+		if (!mine || k < 2)
+			continue;
+		double lo = ab_quantile(r, k, 0.05), hi = ab_quantile(r, k, 0.95);
+		for (size_t i = 0; i < n; i++)
+			if (pt_net[i] == g) {
+				pts[i].time_lo_s = pts[i].time_pred_s * exp(lo);
+				pts[i].time_hi_s = pts[i].time_pred_s * exp(hi);
+			}
+	}
+	ab_free(r);
+	return 0;
+}
+
 /* Leave-one-machine-out over the machines with a profile and rows. Few-shot (`shots` = K > 0): K rows of
  * the held-out machine, one per network in the shuffled order first (so that they cover the zoo), then
  * any, fit its time factor and are not scored. */
@@ -437,6 +467,15 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	if (rc)
 		goto out;
 	ev->n_points = ne;
+	if (protocol == ABACUS_EVAL_LOMO && (rc = lomo_intervals(ev->points, pt_net, ne, ex.n_nets, err)))
+		goto out;
+	size_t with = 0, in = 0;
+	for (size_t i = 0; i < ne; i++)
+		if (ev->points[i].time_hi_s > 0) {
+			with++;
+			in += ev->points[i].time_s >= ev->points[i].time_lo_s && ev->points[i].time_s <= ev->points[i].time_hi_s;
+		}
+	ev->coverage = with ? (double)in / (double)with : NAN;
 	for (int k = 0; k < E_N; k++)
 		stats_of(&ev->stats[k], errs[k], ne);
 	noise_floor(&ex, -1, NULL, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
@@ -511,6 +550,11 @@ const abacus_eval_hw *abacus_eval_hardware(const abacus_eval *ev, size_t *n)
 {
 	*n = ev->n_hws;
 	return ev->hws;
+}
+
+double abacus_eval_coverage(const abacus_eval *ev)
+{
+	return ev->coverage;
 }
 
 const abacus_eval_machine *abacus_eval_machines(const abacus_eval *ev, size_t *n)

@@ -689,11 +689,15 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 	int rc = fit_targets(m, ex, idx, n, p, err);
 	if (rc || !intervals)
 		goto done;
-	/* Cross-validated log residuals inside the training rows give the interval quantiles: 5 folds, or in
-	 * profile mode with rows of several machines one fold per machine, so that the interval of a machine
-	 * the model never saw is as wide as the error on an unseen machine is (the "Machines" issue, item 6). */
+	/* Cross-validated log residuals inside the training rows give the interval quantiles: 5 folds of whole
+	 * networks (a network's rows all in one fold, so that the interval is as wide as the error on a network
+	 * the model never saw: users ask about networks that are not in the zoo), or in profile mode with rows
+	 * of several machines one fold per machine, so that the interval of a machine the model never saw is
+	 * as wide as the error on an unseen machine is (the "Machines" issue, item 6). */
 	enum { FOLDS = 5 };
-	int n_folds = FOLDS, by_machine = 0;
+	int n_folds = FOLDS, by_machine = 0, by_net = 0;
+	for (size_t i = 1; i < n && !by_net; i++)
+		by_net = ex->net[idx[i]] % FOLDS != ex->net[idx[0]] % FOLDS; /* at least two folds of networks */
 	if (m->profile) {
 		int first = ex->mach[idx[0]];
 		for (size_t i = 1; i < n; i++)
@@ -707,30 +711,31 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto cv_out;
 	}
+	size_t nr = 0; /* residuals computed: a fold whose other rows are too few to train on gives none */
 	for (int f = 0; f < n_folds && !rc; f++) {
 		size_t nt = 0;
 		for (size_t i = 0; i < n; i++)
-			if ((by_machine ? ex->mach[idx[i]] : (int)(i % FOLDS)) != f)
+			if ((by_machine ? ex->mach[idx[i]] : by_net ? ex->net[idx[i]] % FOLDS : (int)(i % FOLDS)) != f)
 				tr[nt++] = idx[i];
-		if (nt == n)
-			continue; /* a machine without rows here */
+		if (nt == n || nt < 10)
+			continue; /* a machine or fold of networks without rows here, or too few rows besides it */
 		ab_model sub;
 		if ((rc = fit_targets(&sub, ex, tr, nt, p, err)))
 			break;
 		for (size_t i = 0; i < n; i++)
-			if ((by_machine ? ex->mach[idx[i]] : (int)(i % FOLDS)) == f) {
+			if ((by_machine ? ex->mach[idx[i]] : by_net ? ex->net[idx[i]] % FOLDS : (int)(i % FOLDS)) == f) {
 				double t, mm;
 				ab_model_predict_row(&sub, ex, idx[i], ex->calib[idx[i]], &t, &mm);
-				rt[i] = log(ex->time[idx[i]] / t);
-				rm[i] = log(ex->mem[idx[i]] / mm);
+				rt[nr] = log(ex->time[idx[i]] / t);
+				rm[nr++] = log(ex->mem[idx[i]] / mm);
 			}
 		ab_model_free(&sub);
 	}
-	if (!rc) {
-		m->q_time[1] = ab_quantile(rt, n, 0.95);
-		m->q_time[0] = ab_quantile(rt, n, 0.05);
-		m->q_mem[1] = ab_quantile(rm, n, 0.95);
-		m->q_mem[0] = ab_quantile(rm, n, 0.05);
+	if (!rc && nr) {
+		m->q_time[1] = ab_quantile(rt, nr, 0.95);
+		m->q_time[0] = ab_quantile(rt, nr, 0.05);
+		m->q_mem[1] = ab_quantile(rm, nr, 0.95);
+		m->q_mem[0] = ab_quantile(rm, nr, 0.05);
 		m->has_intervals = 1;
 	}
 cv_out:
