@@ -4,7 +4,7 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 9
+ *   abacus-predictor 15      (14 is read too: it has no profile section)
  *   schema <features> <fnv64 of the feature names>
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s> <use calib: 0|1>
  *                         (0: the hardware's speed index proved noisier than its times, and is not used)
