@@ -256,6 +256,16 @@ def case_machine():
     c = machine_of(1, env)
     check(c["machine"] == (capped[0] if capped else None) and c["descriptor"]["torch_capability"] == "NO AVX",
           f"the capped worker: {c['machine']}, torch capability {c['descriptor']['torch_capability']!r}")
+    # --size min / --seq min: each network at its smallest valid input only (the campaign's fingerprint set).
+    p = subprocess.run([ABACUS, "profile", "--out", os.path.join(TMP, "dry.csv"), "--graphs", GRAPHS, "--models",
+                        "mlp,resnet18,lstm_lm", "--size", "min", "--seq", "min", "--dry-run"], cwd=ROOT,
+                       capture_output=True, text=True)
+    rs = list(csv.DictReader(p.stdout.splitlines()))
+    zoo = {json.loads(line)["name"]: json.loads(line)["sizes"] for line in
+           subprocess.run([PY, WORKER, "--list"], capture_output=True, text=True).stdout.splitlines() if line.strip()}
+    got = {r["network"]: r["input_shape"].split("x")[-1] for r in rs}
+    want = {n: str(min(zoo[n])) for n in ("mlp", "resnet18", "lstm_lm")}
+    check(p.returncode == 0 and len(rs) == 3 and got == want, f"--size min --seq min: {got}, zoo minima {want}")
     # The profile: `abacus calibrate --out DIR` names the file after this machine and the library reads it.
     pdir = os.path.join(TMP, "profiles")
     os.makedirs(pdir, exist_ok=True)
