@@ -119,14 +119,24 @@ class Bench:
         return _timeit(f), flops
 
     def eltwise_memory(self):
-        # ReLU forward and backward over 32 MB: read + write forward, read two + write one backward.
+        # Element-wise traffic from memory as networks have it, 32 MB tensors: a ReLU forward + backward
+        # (5 passes), an add (3) and a batch norm forward + backward (about 5). A ReLU alone misleads:
+        # under the SSE4.1 cap (ATen's default kernels) its backward runs 2.7-8x slower while add, mul,
+        # batch norm and max pooling run within 5 % of uncapped (measured here on 2026-12-04), and an
+        # activation-bytes rate taken from it priced the capped machine 27 % slow (median, zero-shot).
         t = self.t
-        x = t.randn(8 << 20, requires_grad=True)
-        g = t.ones(8 << 20)
-        nbytes = 5 * 4 * (8 << 20)
+        n = 8 << 20
+        x = t.randn(n, requires_grad=True)
+        g = t.ones(n)
+        y = t.randn(n)
+        xb = t.randn(32, 64, 64, 64, requires_grad=True)  # also 8 Mi elements
+        bn = self.nn.BatchNorm2d(64)
+        nbytes = (5 + 3 + 5) * 4 * n
 
         def f():
             t.relu(x).backward(g)
+            t.add(x.detach(), y)
+            bn(xb).sum().backward()
         return _timeit(f, min_calls=5, min_s=0.6), nbytes
 
     def eltwise_cache(self):
@@ -208,6 +218,21 @@ class Bench:
             out.sum().backward()
         return _timeit(f), 64
 
+    def recurrent_weights(self):
+        # The recurrent weights each step re-reads, in a cell large enough that its gate products and
+        # gate arithmetic dominate (LSTM(256, 256), batch 8, 64 steps): the per-byte cost of term 11. A
+        # small cell measures dispatch only: LSTM(32) ran as fast under the SSE4.1 cap, LSTM(256) 2.4x
+        # slower, and the zoo's recurrent networks were priced 30-40 % fast there through the small cell.
+        t = self.t
+        lstm = self.nn.LSTM(256, 256)
+        x = t.randn(64, 8, 256, requires_grad=True)
+        wbytes = 4 * sum(p.numel() for p in lstm.parameters())
+
+        def f():
+            out, _ = lstm(x)
+            out.sum().backward()
+        return _timeit(f), 64 * wbytes
+
     def norm_rows(self):
         # Batch norm on 4x4 maps (the rows PyTorch's kernels do not vectorise, src/ops_nn.c ab_cost_norm).
         t = self.t
@@ -241,7 +266,8 @@ class Bench:
 
 RATES = ("conv_dense", "conv_im2col", "conv_depthwise", "matmul_square", "matmul_thin", "matmul_batched",
          "eltwise_memory", "eltwise_cache", "dispatch", "view", "weight_stream", "optimizer_bytes",
-         "optimizer_cache", "optimizer_tensors", "recurrent_step", "norm_rows", "activation_arith", "reference")
+         "optimizer_cache", "optimizer_tensors", "recurrent_step", "recurrent_weights", "norm_rows",
+         "activation_arith", "reference")
 
 
 BUSY_LIMIT = 0.10  # share of the machine other processes may use during a pass (as the collector's rows)

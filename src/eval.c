@@ -64,16 +64,24 @@ static void stats_of(abacus_eval_stats *s, double *err, size_t n)
 
 /* Scores rows test[0..nt) with a model fitted on train[0..ntr), appending relative errors. */
 /* With `intervals` the points get the model's 90 % interval; `shots[0..ns)` (rows of the test machine, not
- * in train or test) give the few-shot time factor (*scale, 1 without). */
+ * in train or test) give the few-shot time factor (*scale, 1 without). `mem_train[0..nmt)` (may be NULL):
+ * memory comes from a per-hardware-id model fitted on these rows instead (lomachine: memory does not
+ * depend on the machine, so every other row teaches it, those of machines without a profile too). */
 static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, const size_t *test, size_t nt,
                       const ab_train_params *prm, int intervals, const size_t *shots, size_t ns, double *scale,
-                      double *errs[E_N], size_t *ne, double *net_t, double *net_m, size_t *net_n,
-                      abacus_eval_point *pts, int *pt_net, abacus_error *err)
+                      const size_t *mem_train, size_t nmt, double *errs[E_N], size_t *ne, double *net_t,
+                      double *net_m, size_t *net_n, abacus_eval_point *pts, int *pt_net, abacus_error *err)
 {
-	ab_model m;
+	ab_model m, mm_model;
+	ab_examples hw_ex = *ex; /* the same rows without profiles: a per-hardware-id model */
+	hw_ex.speed = NULL;
 	int rc = ab_model_fit(&m, ex, train, ntr, prm, intervals, err);
 	if (rc)
 		return rc;
+	if (mem_train && (rc = ab_model_fit(&mm_model, &hw_ex, mem_train, nmt, prm, 0, err))) {
+		ab_model_free(&m);
+		return rc;
+	}
 	double f = 1;
 	if (ns) {
 		double *lr = ab_malloc(ns * sizeof *lr);
@@ -116,6 +124,10 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		double calib_row = ex->calib[r] > 0 ? ex->calib[r] : -1;
 		ab_model_predict_row(&m, ex, r, calib_row, &t_adj, &mem);
 		ab_model_predict_row(&m, ex, r, -1, &t_raw, &mem);
+		if (mem_train) {
+			double unused;
+			ab_model_predict_row(&mm_model, &hw_ex, r, -1, &unused, &mem);
+		}
 		t_adj *= f;
 		t_raw *= f;
 		double c = calib_row > 0 ? calib_row : m.calib[ex->hw[r]];
@@ -145,6 +157,8 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		(*ne)++;
 	}
 	ab_model_free(&m);
+	if (mem_train)
+		ab_model_free(&mm_model);
 	return 0;
 }
 
@@ -321,11 +335,12 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 	if (with_rows < 2)
 		return ab_err(err, ABACUS_EINVAL, "", "leave-one-machine-out needs rows of at least 2 machines that have a "
 		              "profile (have %d; give each machine's profile with --machines)", with_rows);
-	size_t *shot = ab_malloc((ex->n ? ex->n : 1) * sizeof *shot);
+	size_t *shot = ab_malloc((ex->n ? ex->n : 1) * sizeof *shot), *mtr = ab_malloc((ex->n ? ex->n : 1) * sizeof *mtr);
 	char *seen = ab_calloc((size_t)ex->n_nets + 1, 1);
-	if (!shot || !seen) {
+	if (!shot || !seen || !mtr) {
 		ab_free(shot);
 		ab_free(seen);
+		ab_free(mtr);
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	}
 	int rc = 0;
@@ -346,6 +361,10 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 				seen[ex->net[r]] = 1;
 				shot[ns++] = r;
 			}
+		size_t nmt = 0;
+		for (size_t i = 0; i < ex->n; i++)
+			if (ex->mach[idx[i]] != q)
+				mtr[nmt++] = idx[i];
 		for (size_t i = 0; i < ex->n; i++) {
 			size_t r = idx[i];
 			if (ex->mach[r] < 0)
@@ -362,10 +381,11 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 		}
 		if (!nt)
 			continue;
-		rc = score_fold(ex, tr, ntr, te, nt, prm, 1, shot, ns, &shot_scale[q], errs, ne, net_t, net_m, net_n, pts,
-		                pt_net, err);
+		rc = score_fold(ex, tr, ntr, te, nt, prm, 1, shot, ns, &shot_scale[q], mtr, nmt, errs, ne, net_t, net_m,
+		                net_n, pts, pt_net, err);
 	}
 	ab_free(shot);
+	ab_free(mtr);
 	ab_free(seen);
 	return rc;
 }
@@ -425,7 +445,7 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 				else
 					tr[ntr++] = idx[i];
 			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, errs, &ne, net_t, net_m, net_n, ev->points,
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, NULL, 0, errs, &ne, net_t, net_m, net_n, ev->points,
 			                pt_net, err);
 		}
 	} else if (protocol == ABACUS_EVAL_LOMO) {
@@ -441,7 +461,7 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 				else
 					tr[ntr++] = idx[i];
 			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, errs, &ne, net_t, net_m, net_n, ev->points,
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, NULL, 0, errs, &ne, net_t, net_m, net_n, ev->points,
 			                pt_net, err);
 		}
 	} else if (protocol == ABACUS_EVAL_LOMACHINE) {
@@ -460,7 +480,7 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 				else
 					te[nt++] = idx[i];
 			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, errs, &ne, net_t, net_m, net_n, ev->points,
+			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, NULL, 0, errs, &ne, net_t, net_m, net_n, ev->points,
 			                pt_net, err);
 		}
 	}

@@ -33,7 +33,8 @@
 const char *const ab_machine_rate_names[AB_RATE_COUNT] = {
 	"conv_dense", "conv_im2col", "conv_depthwise", "matmul_square", "matmul_thin", "matmul_batched",
 	"eltwise_memory", "eltwise_cache", "dispatch", "view", "weight_stream", "optimizer_bytes",
-	"optimizer_cache", "optimizer_tensors", "recurrent_step", "norm_rows", "activation_arith", "reference",
+	"optimizer_cache", "optimizer_tensors", "recurrent_step", "recurrent_weights", "norm_rows", "activation_arith",
+	"reference",
 };
 _Static_assert(sizeof ab_machine_rate_names / sizeof ab_machine_rate_names[0] == AB_RATE_COUNT,
                "one name per machine rate");

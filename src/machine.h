@@ -15,7 +15,7 @@ typedef enum {
 	AB_RATE_MATMUL_SQUARE,     /* s per FLOP: Linear 512×512 on 512 rows */
 	AB_RATE_MATMUL_THIN,       /* s per FLOP: Linear 1024×1024 on 8 rows */
 	AB_RATE_MATMUL_BATCHED,    /* s per FLOP: bmm 32 × (128×64 · 64×128) */
-	AB_RATE_ELTWISE_MEMORY,    /* s per byte: ReLU forward + backward over 32 MB */
+	AB_RATE_ELTWISE_MEMORY,    /* s per byte: ReLU fwd + bwd, add, batch norm fwd + bwd over 32 MB */
 	AB_RATE_ELTWISE_CACHE,     /* s per byte: add of 64 KB tensors */
 	AB_RATE_DISPATCH,          /* s per kernel layer: tiny ReLUs forward + backward */
 	AB_RATE_VIEW,              /* s per view layer */
@@ -24,6 +24,7 @@ typedef enum {
 	AB_RATE_OPTIMIZER_CACHE,   /* s per parameter byte: the same on 512 KB (in cache) */
 	AB_RATE_OPTIMIZER_TENSORS, /* s per parameter tensor: the step over 200 tiny tensors */
 	AB_RATE_RECURRENT_STEP,    /* s per time step: LSTM(32, 32) forward + backward */
+	AB_RATE_RECURRENT_WEIGHTS, /* s per weight byte per step: LSTM(256, 256), batch 8 */
 	AB_RATE_NORM_ROWS,         /* s per row: BatchNorm2d on 4×4 maps */
 	AB_RATE_ACTIVATION_ARITH,  /* s per element: a Mish's forward + backward beyond a ReLU's */
 	AB_RATE_REFERENCE,         /* s: the protocol's reference workload (rows' calib_s) */

@@ -297,7 +297,7 @@ const int ab_term_rate[AB_TIME_TERMS] = {
 	AB_RATE_WEIGHT_STREAM,     /* 8 weight bytes read by layers */
 	AB_RATE_OPTIMIZER_BYTES,   /* 9 the optimizer step's bytes */
 	AB_RATE_RECURRENT_STEP,    /* 10 recurrent steps */
-	AB_RATE_WEIGHT_STREAM,     /* 11 recurrent weight bytes re-read */
+	AB_RATE_RECURRENT_WEIGHTS, /* 11 recurrent weight bytes re-read */
 	AB_RATE_CONV_IM2COL,       /* 12 im2col + BLAS convolution FLOPs */
 	AB_RATE_OPTIMIZER_TENSORS, /* 13 the step's parameter tensors */
 	AB_RATE_NORM_ROWS,         /* 14 batch-norm rows on tiny maps */

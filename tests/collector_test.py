@@ -277,7 +277,7 @@ def case_machine():
         print(f"    profile of {prof['machine']} in {prof['seconds']} s (one pass)")
         check(prof["machine"] == a["machine"], "the profile names this machine")
         check(os.path.exists(os.path.join(pdir, a["machine"] + ".machine")), "DIR/<id>.machine written")
-        check(len(prof["rates"]) == 18 and all(v["seconds"] > 0 for v in prof["rates"].values()), "18 positive rates")
+        check(len(prof["rates"]) == 19 and all(v["seconds"] > 0 for v in prof["rates"].values()), "19 positive rates")
     # The table: one line per id, written by a real run, not again by a second one.
     out = os.path.join(TMP, "mt", "m.csv")
     os.makedirs(os.path.dirname(out), exist_ok=True)
