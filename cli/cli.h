@@ -20,6 +20,18 @@ int cli_fail(const abacus_error *err);
  * comma-separated. CLI_OK, or an error printed and its exit code. Free with cli_free_machines. */
 int cli_load_machines(abacus_machine ***out, size_t *n, const char *list);
 void cli_free_machines(abacus_machine **ms, size_t n);
+/* Writes `len` bytes to `path` through `path`.tmp and rename, so that a failed write leaves the old file
+ * (or none), never half of one. CLI_OK, or CLI_FAIL with the reason printed. */
+int cli_write_file(const char *path, const char *data, size_t len);
+
+/* The emulated older CPUs of PROTOCOL.md (`--isa-cap`): the variables each sets before the interpreter
+ * starts. collector/machine.py knows the same caps by these values. */
+typedef struct cli_isa_cap {
+	const char *name;
+	const char *env[3][2];
+} cli_isa_cap;
+/* `v` is none, sse41 or avx2: 0 and *out the cap (NULL for none); -1 for anything else. */
+int cli_parse_isa_cap(const cli_isa_cap **out, const char *v);
 /* Prints "abacus <cmd>: <msg>" and a hint to run --help; returns CLI_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -112,7 +112,8 @@ static int measure(int k, int threads, const char *rows, const char *cap)
 
 int cmd_adapt(int argc, char **argv)
 {
-	const char *machine = NULL, *model = NULL, *out = NULL, *root = ".", *rows_out = NULL, *cap = NULL;
+	const char *machine = NULL, *model = NULL, *out = NULL, *root = ".", *rows_out = NULL;
+	const cli_isa_cap *cap = NULL;
 	int64_t k_measure = 0;
 	char **files = calloc((size_t)argc + 1, sizeof *files), mpath[PATH_MAX];
 	size_t n_files = 0;
@@ -139,11 +140,10 @@ int cmd_adapt(int argc, char **argv)
 		else if ((r = cli_opt(argc, argv, &i, "--rows", &v)))
 			slot = &rows_out;
 		else if ((r = cli_opt(argc, argv, &i, "--isa-cap", &v))) {
-			if (r < 0 || (strcmp(v, "none") && strcmp(v, "sse41") && strcmp(v, "avx2"))) {
+			if (r < 0 || cli_parse_isa_cap(&cap, v)) {
 				cli_usage("adapt", "--isa-cap must be none, sse41 or avx2");
 				goto out;
 			}
-			cap = strcmp(v, "none") ? v : NULL;
 			continue;
 		} else if ((r = cli_opt(argc, argv, &i, "--measure", &v))) {
 			if (r < 0 || cli_parse_i64(&k_measure, v, 1, (int64_t)(sizeof coverage / sizeof coverage[0]))) {
@@ -188,7 +188,7 @@ int cmd_adapt(int argc, char **argv)
 		goto done;
 	}
 	if (k_measure) {
-		if (measure((int)k_measure, abacus_machine_threads(m), rows_out, cap) != CLI_OK)
+		if (measure((int)k_measure, abacus_machine_threads(m), rows_out, cap ? cap->name : NULL) != CLI_OK)
 			goto done;
 		files[n_files++] = (char *)rows_out;
 	}
@@ -272,17 +272,10 @@ int cmd_adapt(int argc, char **argv)
 	}
 	double took = now_s() - t0;
 	const char *dest = out ? out : machine;
-	char tmp[PATH_MAX + 16];
-	snprintf(tmp, sizeof tmp, "%s.tmp", dest);
-	FILE *fo = fopen(tmp, "w");
-	int ok = fo && fwrite(text, 1, len, fo) == len;
-	ok = (fo && fclose(fo) == 0) && ok;
+	int wr = cli_write_file(dest, text, len);
 	abacus_buffer_free(text);
-	if (!ok || rename(tmp, dest)) {
-		fprintf(stderr, "abacus: cannot write %s: %s\n", dest, strerror(errno));
-		remove(tmp);
+	if (wr != CLI_OK)
 		goto done;
-	}
 	printf("machine %s: %zu row%s measured here%s; time factor %.4f (measured / predicted, median)\n",
 	       abacus_machine_id(m), k, k > 1 ? "s" : "", other ? " (rows of other machines ignored)" : "", f);
 	printf("  time MRE on those rows: %.2f %% from the profile alone, %.2f %% adapted (in-sample)\n",

@@ -45,14 +45,12 @@ static int find_worker(char *buf, size_t len)
 	return access(buf, R_OK) == 0 ? 0 : -1;
 }
 
-/* The environment variables of an ISA cap (PROTOCOL.md, "Emulated older CPUs"), as a shell word list. */
-static const char *cap_env(const char *cap)
+/* The environment variables of an ISA cap (PROTOCOL.md, "Emulated older CPUs"), as `env` arguments. */
+static void cap_env(char *buf, size_t len, const cli_isa_cap *cap)
 {
-	if (!cap)
-		return "";
-	if (!strcmp(cap, "sse41"))
-		return "ONEDNN_MAX_CPU_ISA=SSE41 ATEN_CPU_CAPABILITY=default OPENBLAS_CORETYPE=Nehalem ";
-	return "ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 OPENBLAS_CORETYPE=Haswell ";
+	buf[0] = '\0';
+	for (int i = 0; cap && i < 3; i++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s=%s ", cap->env[i][0], cap->env[i][1]);
 }
 
 /* Runs the worker's --profile, checks what it wrote with the library, writes it to `out` (through a
@@ -104,19 +102,12 @@ static int write_profile(const char *cmd, const char *out, cli_format fmt)
 	else
 		snprintf(path, sizeof path, "%s", out);
 	out = path;
-	char tmp[PATH_MAX + 160];
-	snprintf(tmp, sizeof tmp, "%s.tmp", out);
-	FILE *o = fopen(tmp, "w");
-	int ok = o && fwrite(text, 1, len, o) == len;
-	ok = (o && fclose(o) == 0) && ok;
-	if (!ok || rename(tmp, out)) {
-		fprintf(stderr, "abacus: cannot write %s: %s\n", out, strerror(errno));
-		remove(tmp);
-		free(text);
-		abacus_machine_free(m);
-		return CLI_FAIL;
-	}
+	int wr = cli_write_file(out, text, len);
 	free(text);
+	if (wr != CLI_OK) {
+		abacus_machine_free(m);
+		return wr;
+	}
 	if (fmt == FMT_JSON) {
 		printf("{\"machine\": \"%s\", \"threads\": %d, \"runtime\": \"%s\", \"file\": ", abacus_machine_id(m),
 		       abacus_machine_threads(m), abacus_machine_runtime(m));
@@ -144,7 +135,8 @@ static int write_profile(const char *cmd, const char *out, cli_format fmt)
 int cmd_calibrate(int argc, char **argv)
 {
 	const char *hw = "cpu1", *model = NULL, *python = "/usr/bin/python3", *worker = NULL;
-	const char *out = NULL, *isa_cap = NULL;
+	const char *out = NULL;
+	const cli_isa_cap *isa_cap = NULL;
 	int64_t runs = 5;
 	cli_format fmt = FMT_TABLE;
 	for (int i = 1; i < argc; i++) {
@@ -166,9 +158,8 @@ int cmd_calibrate(int argc, char **argv)
 		else if ((r = cli_opt(argc, argv, &i, "--out", &v)))
 			slot = &out;
 		else if ((r = cli_opt(argc, argv, &i, "--isa-cap", &v))) {
-			if (r < 0 || (strcmp(v, "none") && strcmp(v, "sse41") && strcmp(v, "avx2")))
+			if (r < 0 || cli_parse_isa_cap(&isa_cap, v))
 				return cli_usage("calibrate", "--isa-cap must be none, sse41 or avx2");
-			isa_cap = strcmp(v, "none") ? v : NULL;
 			continue;
 		} else if ((r = cli_opt(argc, argv, &i, "--runs", &v))) {
 			if (r < 0 || cli_parse_i64(&runs, v, 1, 50))
@@ -205,14 +196,15 @@ int cmd_calibrate(int argc, char **argv)
 			return cli_usage("calibrate", "--python path must not contain a quote");
 	if (out && strchr(out, '\''))
 		return cli_usage("calibrate", "--out path must not contain a quote");
-	char cmd[3 * PATH_MAX];
+	char cmd[3 * PATH_MAX], caps[256];
+	cap_env(caps, sizeof caps, isa_cap);
 	/* The protocol's environment (PROTOCOL.md) for T threads; the cap's variables only from --isa-cap. */
 	snprintf(cmd, sizeof cmd,
 	         "env -u ONEDNN_MAX_CPU_ISA -u ATEN_CPU_CAPABILITY -u OPENBLAS_CORETYPE %s"
 	         "OMP_NUM_THREADS=%lld MKL_NUM_THREADS=%lld OPENBLAS_NUM_THREADS=%lld MALLOC_MMAP_MAX_=0 "
 	         "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=68719476736 MALLOC_TOP_PAD_=536870912 "
 	         "PYTHONNOUSERSITE=1 '%s' '%s' %s --threads %lld --runs %lld",
-	         cap_env(isa_cap), (long long)threads, (long long)threads, (long long)threads, python, worker,
+	         caps, (long long)threads, (long long)threads, (long long)threads, python, worker,
 	         out ? "--profile" : "--calibrate", (long long)threads, (long long)runs);
 	if (out)
 		return write_profile(cmd, out, fmt);

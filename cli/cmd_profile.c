@@ -103,7 +103,7 @@ typedef struct config {
 
 typedef struct opts {
 	const char *out, *models, *graphs, *python, *worker, *tracker, *log;
-	const char *isa_cap;  /* NULL: none */
+	const cli_isa_cap *isa_cap; /* NULL: none */
 	const char *machines; /* the machines table; NULL: machines.jsonl beside out */
 	int64_t batch[MAX_LIST];
 	size_t n_batch;
@@ -297,9 +297,8 @@ static int parse_opts(opts *o, int argc, char **argv)
 		} else if (!strcmp(name, "--log")) {
 			o->log = v;
 		} else if (!strcmp(name, "--isa-cap")) {
-			if (strcmp(v, "none") && strcmp(v, "sse41") && strcmp(v, "avx2"))
+			if (cli_parse_isa_cap(&o->isa_cap, v))
 				return cli_usage("profile", "--isa-cap must be none, sse41 or avx2, got '%s'", v), -1;
-			o->isa_cap = strcmp(v, "none") ? v : NULL;
 		} else if (!strcmp(name, "--machines")) {
 			o->machines = v;
 		}

@@ -427,3 +427,36 @@ void cli_free_machines(abacus_machine **ms, size_t n)
 		abacus_machine_free(ms[k]);
 	free(ms);
 }
+
+int cli_write_file(const char *path, const char *data, size_t len)
+{
+	char tmp[PATH_MAX + 16];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	int ok = f && fwrite(data, 1, len, f) == len;
+	ok = (f && fclose(f) == 0) && ok;
+	if (!ok || rename(tmp, path)) {
+		fprintf(stderr, "abacus: cannot write %s: %s\n", path, strerror(errno));
+		remove(tmp);
+		return CLI_FAIL;
+	}
+	return CLI_OK;
+}
+
+static const cli_isa_cap isa_caps[] = {
+	{ "sse41", { { "ONEDNN_MAX_CPU_ISA", "SSE41" }, { "ATEN_CPU_CAPABILITY", "default" }, { "OPENBLAS_CORETYPE", "Nehalem" } } },
+	{ "avx2", { { "ONEDNN_MAX_CPU_ISA", "AVX2" }, { "ATEN_CPU_CAPABILITY", "avx2" }, { "OPENBLAS_CORETYPE", "Haswell" } } },
+};
+
+int cli_parse_isa_cap(const cli_isa_cap **out, const char *v)
+{
+	*out = NULL;
+	if (!strcmp(v, "none"))
+		return 0;
+	for (size_t i = 0; i < sizeof isa_caps / sizeof isa_caps[0]; i++)
+		if (!strcmp(v, isa_caps[i].name)) {
+			*out = &isa_caps[i];
+			return 0;
+		}
+	return -1;
+}

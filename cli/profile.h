@@ -82,7 +82,7 @@ typedef struct worker_spec {
 	int threads;
 	uint64_t mem_limit;  /* RLIMIT_AS in bytes; 0 = none */
 	FILE *log;           /* worker stderr is appended here when non-NULL */
-	const char *isa_cap; /* NULL, "sse41" or "avx2": the emulated older CPU of PROTOCOL.md */
+	const struct cli_isa_cap *isa_cap; /* NULL, or the emulated older CPU of PROTOCOL.md (cli.h) */
 } worker_spec;
 
 typedef struct worker {

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "profile.h"
 
 extern char **environ;
@@ -73,18 +74,9 @@ static char **build_env(const worker_spec *s)
 		{ "MALLOC_TRIM_THRESHOLD_", "68719476736" }, { "MALLOC_TOP_PAD_", "536870912" },
 		{ "PYTHONNOUSERSITE", "1" }, { "LD_PRELOAD", s->tracker },
 	};
-	/* PROTOCOL.md, "Emulated older CPUs"; collector/machine.py knows the same caps by these values. */
-	const char *const sse41[][2] = { { "ONEDNN_MAX_CPU_ISA", "SSE41" }, { "ATEN_CPU_CAPABILITY", "default" },
-		                             { "OPENBLAS_CORETYPE", "Nehalem" } };
-	const char *const avx2[][2] = { { "ONEDNN_MAX_CPU_ISA", "AVX2" }, { "ATEN_CPU_CAPABILITY", "avx2" },
-		                            { "OPENBLAS_CORETYPE", "Haswell" } };
-	const char *const(*cap)[2] = NULL;
-	if (s->isa_cap && !strcmp(s->isa_cap, "sse41"))
-		cap = sse41;
-	else if (s->isa_cap && !strcmp(s->isa_cap, "avx2"))
-		cap = avx2;
-	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] + (cap ? 3 : 0); i++) {
-		const char *const *kv = i < sizeof fixed / sizeof fixed[0] ? fixed[i] : cap[i - sizeof fixed / sizeof fixed[0]];
+	const size_t n_fixed = sizeof fixed / sizeof fixed[0];
+	for (size_t i = 0; i < n_fixed + (s->isa_cap ? 3 : 0); i++) {
+		const char *const *kv = i < n_fixed ? fixed[i] : s->isa_cap->env[i - n_fixed];
 		size_t len = strlen(kv[0]) + strlen(kv[1]) + 2;
 		if (!(env[k] = malloc(len)))
 			goto bad;

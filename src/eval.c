@@ -74,7 +74,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 {
 	ab_model m, mm_model;
 	ab_examples hw_ex = *ex; /* the same rows without profiles: a per-hardware-id model */
-	hw_ex.speed = NULL;
+	hw_ex.machines = NULL;
 	int rc = ab_model_fit(&m, ex, train, ntr, prm, intervals, err);
 	if (rc)
 		return rc;
@@ -265,7 +265,7 @@ static int split_by_machine(abacus_eval *ev, const ab_examples *ex, const double
 		M->coverage = with_interval ? (double)in / (double)with_interval : NAN;
 		M->shot_scale = 1;
 		for (int q = 0; scale && q < ex->n_mach; q++)
-			if (!strcmp(ex->mach_ids[q], id))
+			if (!strcmp(ex->machines[q]->id, id))
 				M->shot_scale = scale[q];
 	}
 	return 0;

@@ -38,10 +38,7 @@ int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, 
 
 void ab_examples_free(ab_examples *ex)
 {
-	ab_free(ex->speed);
-	ab_free(ex->ref);
 	ab_free(ex->mach);
-	ab_free(ex->mach_ids);
 	ab_free(ex->X);
 	ab_free(ex->time);
 	ab_free(ex->mem);
@@ -312,28 +309,27 @@ const int ab_term_rate[AB_TIME_TERMS] = {
 
 int ab_examples_attach_machines(ab_examples *ex, const abacus_machine *const *ms, size_t n, abacus_error *err)
 {
-	enum { K = AB_TIME_TERMS };
-	size_t cap = ex->n ? ex->n : 1;
-	ex->speed = ab_malloc(cap * K * sizeof *ex->speed);
-	ex->ref = ab_malloc(cap * sizeof *ex->ref);
-	ex->mach = ab_malloc(cap * sizeof *ex->mach);
-	ex->mach_ids = ab_calloc(n ? n : 1, sizeof *ex->mach_ids);
-	if (!ex->speed || !ex->ref || !ex->mach || !ex->mach_ids)
+	ex->mach = ab_malloc((ex->n ? ex->n : 1) * sizeof *ex->mach);
+	if (!ex->mach)
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	ex->machines = ms;
 	ex->n_mach = (int)n;
-	for (size_t i = 0; i < n; i++)
-		ex->mach_ids[i] = ms[i]->id;
 	for (size_t r = 0; r < ex->n; r++) {
 		int k = -1;
 		for (size_t i = 0; i < n && k < 0; i++)
 			if (!strcmp(ex->rows[r]->machine, ms[i]->id))
 				k = (int)i;
 		ex->mach[r] = k;
-		ex->ref[r] = k >= 0 ? ms[k]->rate[AB_RATE_REFERENCE] : NAN;
-		for (int j = 0; j < K; j++)
-			ex->speed[r * K + j] = k >= 0 ? ms[k]->rate[ab_term_rate[j]] : NAN;
 	}
 	return 0;
+}
+
+/* The drift of row r's host since its machine's profile was measured: its speed index over the profile's
+ * reference workload (1 when either is unknown). */
+static double row_drift(const ab_examples *ex, size_t r, double calib)
+{
+	double ref = ex->machines[ex->mach[r]]->rate[AB_RATE_REFERENCE];
+	return calib > 0 && ref > 0 ? calib / ref : 1;
 }
 
 double ab_time_base_profile(const ab_model *m, const double *terms, const double *rates, double drift)
@@ -397,13 +393,9 @@ double ab_time_base(const ab_model *m, int hw, const double *terms, double calib
  * host's drift since the profile was measured (calib over the profile's reference workload). */
 static double time_base(const ab_model *m, const ab_examples *ex, size_t r, double calib)
 {
-	if (m->profile) {
-		const double *sp = ex->speed + r * AB_TIME_TERMS, *t = ex->terms + r * AB_TIME_TERMS;
-		double s = 0;
-		for (int i = 0; i < AB_TIME_TERMS; i++)
-			s += m->coef[0][i] * sp[i] * t[i];
-		return (calib > 0 && ex->ref[r] > 0 ? calib / ex->ref[r] : 1) * s;
-	}
+	if (m->profile)
+		return ab_time_base_profile(m, ex->terms + r * AB_TIME_TERMS, ex->machines[ex->mach[r]]->rate,
+		                            row_drift(ex, r, calib));
 	return ab_time_base(m, ex->hw[r], ex->terms + r * AB_TIME_TERMS, calib);
 }
 
@@ -425,8 +417,7 @@ static double term_speed(const ab_model *m, const ab_examples *ex, size_t r, int
 {
 	if (!m->profile)
 		return row_speed(m, ex, r, row_calib);
-	double drift = row_calib && ex->calib[r] > 0 && ex->ref[r] > 0 ? ex->calib[r] / ex->ref[r] : 1;
-	return ex->speed[r * AB_TIME_TERMS + j] * drift;
+	return ex->machines[ex->mach[r]]->rate[ab_term_rate[j]] * row_drift(ex, r, row_calib ? ex->calib[r] : -1);
 }
 
 /* Solves the k×k system A x = b in place (Gaussian elimination, partial pivoting); -1 when singular. */
@@ -587,7 +578,7 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 	}
 	/* Profile mode: every row has its machine's rates (the caller chose such rows), one set of coefficients
 	 * prices every machine, and the rows' speed indexes correct the drift since each profile was taken. */
-	m->profile = ex->speed != NULL;
+	m->profile = ex->machines != NULL;
 	for (size_t i = 0; i < n && m->profile; i++)
 		if (!(ex->mach[idx[i]] >= 0)) {
 			ab_free(sel);

@@ -50,12 +50,10 @@ typedef struct ab_examples {
 	int n_hw;
 	char **nets;
 	int n_nets;
-	/* Machine profiles (ab_examples_attach_machines), NULL when none are attached: per row, the measured
-	 * rate of each term's kind of work on the row's machine (n × AB_TIME_TERMS, NaN for a row whose
-	 * machine has no profile), the profile's reference workload seconds, and the machine's index. */
-	double *speed, *ref;
+	/* Machine profiles (ab_examples_attach_machines; the caller's, which must outlive the examples), NULL
+	 * when none are attached, and per row the index of its machine's profile (-1: none). */
+	const abacus_machine *const *machines;
 	int *mach;
-	const char **mach_ids; /* the profiles' machine ids (owned by the profiles), n_mach of them */
 	int n_mach;
 } ab_examples;
 

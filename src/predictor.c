@@ -195,7 +195,7 @@ int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_s
 				used = ex.mach[idx[i]] == q;
 			if (!used)
 				continue;
-			if (!(p->profile_ids[p->n_profile_ids] = ab_strdup(ex.mach_ids[q]))) {
+			if (!(p->profile_ids[p->n_profile_ids] = ab_strdup(ex.machines[q]->id))) {
 				rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 				goto out;
 			}
@@ -237,6 +237,35 @@ double abacus_predictor_calib(const abacus_predictor *p, const char *hw)
 	return h < 0 ? -1 : p->m.calib[h];
 }
 
+/* The feature vector and the analytic time terms of `a` on hardware running `threads` threads. */
+static int vector_and_terms(double *x, size_t cap, double terms[AB_TIME_TERMS], const abacus_predictor *p,
+                            const abacus_analysis *a, int threads, abacus_error *err)
+{
+	if (p->d > (int)cap)
+		return ab_err(err, ABACUS_ELIMIT, "", "feature schema too large");
+	int rc = ab_examples_vector(x, p->d, a, threads, err);
+	if (rc)
+		return rc;
+	ab_time_terms(terms, a, threads);
+	return 0;
+}
+
+/* Time from the analytic base `tb` and `tm`'s correction and interval; memory from the per-hardware-id
+ * model's (memory does not depend on the machine). */
+static void fill_prediction(abacus_prediction *out, const abacus_predictor *p, const ab_model *tm, const double *x,
+                            double tb, const abacus_analysis *a)
+{
+	double peak = (double)abacus_analysis_memory(a)->peak;
+	double ft = ab_ensemble_predict(&tm->time, x, p->d), fm = ab_ensemble_predict(&p->m.mem, x, p->d);
+	out->time_s = tb * exp(ft);
+	out->time_lo_s = tb * exp(ft + tm->q_time[0]);
+	out->time_hi_s = tb * exp(ft + tm->q_time[1]);
+	out->memory_bytes = (int64_t)llround(peak * exp(fm));
+	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0]));
+	out->memory_hi_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[1]));
+	out->time_analytic_s = tb;
+}
+
 int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a, const char *hw,
                    double calib_s, abacus_error *err)
 {
@@ -250,27 +279,14 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 			snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", p->hw_ids[i]);
 		return ab_err(err, ABACUS_EINVAL, hw, "unknown hardware id '%s' (this predictor knows: %s)", hw, known);
 	}
-	double x[4096];
-	if (p->d > (int)(sizeof x / sizeof x[0]))
-		return ab_err(err, ABACUS_ELIMIT, "", "feature schema too large");
-	int rc = ab_examples_vector(x, p->d, a, p->hw_threads[h], err);
+	double x[4096], terms[AB_TIME_TERMS];
+	int rc = vector_and_terms(x, sizeof x / sizeof x[0], terms, p, a, p->hw_threads[h], err);
 	if (rc)
 		return rc;
-	double terms[AB_TIME_TERMS];
-	ab_time_terms(terms, a, p->hw_threads[h]);
 	double calib = ab_model_calib(&p->m, h, calib_s);
-	double tb = ab_time_base(&p->m, h, terms, calib);
-	double peak = (double)abacus_analysis_memory(a)->peak;
-	double ft = ab_ensemble_predict(&p->m.time, x, p->d), fm = ab_ensemble_predict(&p->m.mem, x, p->d);
-	out->time_s = tb * exp(ft);
-	out->time_lo_s = tb * exp(ft + p->m.q_time[0]);
-	out->time_hi_s = tb * exp(ft + p->m.q_time[1]);
-	out->memory_bytes = (int64_t)llround(peak * exp(fm));
-	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0]));
-	out->memory_hi_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[1]));
+	fill_prediction(out, p, &p->m, x, ab_time_base(&p->m, h, terms, calib), a);
 	out->hw = p->hw_ids[h];
 	out->calib_s = calib;
-	out->time_analytic_s = tb;
 	return 0;
 }
 
@@ -281,28 +297,16 @@ int abacus_predict_machine(abacus_prediction *out, const abacus_predictor *p, co
 	if (!p->has_profile)
 		return ab_err(err, ABACUS_EINVAL, machine->id, "this predictor was trained without machine profiles: it cannot "
 		              "price a machine by its profile (retrain with 'abacus train --machines DIR')");
-	double x[4096];
-	if (p->d > (int)(sizeof x / sizeof x[0]))
-		return ab_err(err, ABACUS_ELIMIT, "", "feature schema too large");
-	int rc = ab_examples_vector(x, p->d, a, machine->threads, err);
+	double x[4096], terms[AB_TIME_TERMS];
+	int rc = vector_and_terms(x, sizeof x / sizeof x[0], terms, p, a, machine->threads, err);
 	if (rc)
 		return rc;
-	double terms[AB_TIME_TERMS];
-	ab_time_terms(terms, a, machine->threads);
 	double ref = machine->rate[AB_RATE_REFERENCE];
 	double tb = ab_time_base_profile(&p->pm, terms, machine->rate, calib_s > 0 && ref > 0 ? calib_s / ref : 1) *
 	            machine->adapt;
-	double peak = (double)abacus_analysis_memory(a)->peak;
-	double ft = ab_ensemble_predict(&p->pm.time, x, p->d), fm = ab_ensemble_predict(&p->m.mem, x, p->d);
-	out->time_s = tb * exp(ft);
-	out->time_lo_s = tb * exp(ft + p->pm.q_time[0]);
-	out->time_hi_s = tb * exp(ft + p->pm.q_time[1]);
-	out->memory_bytes = (int64_t)llround(peak * exp(fm));
-	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0]));
-	out->memory_hi_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[1]));
+	fill_prediction(out, p, &p->pm, x, tb, a);
 	out->hw = machine->id;
 	out->calib_s = calib_s > 0 ? calib_s : ref;
-	out->time_analytic_s = tb;
 	return 0;
 }
 

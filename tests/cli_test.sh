@@ -139,6 +139,9 @@ grep -q "adapting took" /tmp/abacus_cli_out.$$ && ok "adapt prints how long it t
 expect_rc "adapt without rows of the machine" 1 $A adapt --machine tests/data/machines/mA.machine tests/data/small.csv --model $PB
 grep -q "no ok row was measured on machine mA" /tmp/abacus_cli_err.$$ && ok "adapt names the machine without rows" || bad "adapt names the machine without rows"
 expect_rc "adapt without --machine" 2 $A adapt tests/data/three_machines.csv
+expect_rc "calibrate unknown --isa-cap" 2 $A calibrate --isa-cap sse9 --out /tmp/abacus_cli_cap.$$.machine
+expect_rc "profile unknown --isa-cap" 2 $A profile --isa-cap sse9 --out /tmp/abacus_cli_cap.$$.csv
+grep -q "isa-cap must be none, sse41 or avx2" /tmp/abacus_cli_err.$$ && ok "unknown --isa-cap names the known caps" || bad "unknown --isa-cap names the known caps"
 rm -f $PB /tmp/abacus_cli_mb.$$.machine
 expect_rc "eval cross-hw needs two hw" 1 $A eval tests/data/small.csv --protocol cross-hw
 expect_rc "eval bad protocol" 2 $A eval tests/data/small.csv --protocol sideways
