@@ -130,7 +130,7 @@ expect_rc "train --machines" 0 $A train tests/data/three_machines.csv --machines
 ta=$($A predict $G --batch 4 --model $PB --machine tests/data/machines/mA.machine --format json | sed 's/.*"time_s": \([0-9.e+-]*\).*/\1/;q')
 tb=$($A predict $G --batch 4 --model $PB --machine tests/data/machines/mB.machine --format json | sed 's/.*"time_s": \([0-9.e+-]*\).*/\1/;q')
 awk -v a="$ta" -v b="$tb" 'BEGIN { exit !(a > 0 && b / a > 1.999 && b / a < 2.001) }' && ok "predict --machine: rates x 2, time x 2 ($ta, $tb)" || bad "predict --machine: rates x 2, time x 2 ($ta, $tb)"
-expect_rc "predict --machine without a profile model" 1 $A predict $G --model build/release/small.abacus --machine tests/data/machines/mA.machine
+expect_rc "predict --machine without a profile model" 1 $A predict $G --model "$M" --machine tests/data/machines/mA.machine
 grep -q "trained without machine profiles" /tmp/abacus_cli_err.$$ && ok "that error says to retrain with --machines" || bad "that error says to retrain with --machines"
 sed 's/^machine mA/machine mB/' tests/data/machines/mA.machine >/tmp/abacus_cli_mb.$$.machine
 expect_rc "adapt on mB's rows" 0 $A adapt --machine /tmp/abacus_cli_mb.$$.machine tests/data/three_machines.csv --model $PB
