@@ -40,6 +40,15 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 int cli_parse_format(cli_format *out, const char *text, int allow_csv);
 int cli_parse_i64(int64_t *out, const char *text, int64_t min, int64_t max);
+/* A byte count, as every command reads one (plan --mem, profile --mem-limit): a number with an optional
+ * unit, case-insensitive, meaning what it says: KB, MB, GB, TB are SI (10^3 ...), KiB, MiB, GiB, TiB are
+ * IEC (2^10 ...), and a bare K, M, G, T is IEC too (as `sort -h` and ulimit read them); "1000000" is
+ * bytes. 0 and *out, or -1 (not positive, unknown unit, or beyond int64). */
+int cli_parse_bytes(int64_t *out, const char *text);
+/* The lines of --help that say so, each starting with `ind` (the command's option column). */
+#define CLI_BYTES_HELP(ind) \
+	ind "units: KB MB GB TB are SI (2.5GB = 2.5e9 bytes); KiB MiB GiB TiB and a bare\n" \
+	ind "K M G T are binary (2GiB = 2G = 2 x 2^30 bytes)\n"
 
 /* The options that every graph-reading command shares. */
 typedef struct cli_graph_opts {

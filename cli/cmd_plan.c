@@ -24,42 +24,10 @@ static const char help[] =
 	"the upper end does not), does not fit.\n"
 	"  --mem SIZE       memory budget: bytes or with a unit (512MiB, 16GiB, 8G, 2.5GB); default: this\n"
 	"                   machine's available memory (MemAvailable)\n"
+	CLI_BYTES_HELP("                   ")
 	"  --samples N      samples per epoch (default 50000)\n"
 	"  --max-batch N    largest batch considered (default 65536)\n"
 	"  --svg FILE       draw memory against batch with the budget line\n";
-
-/* "16GiB", "512MiB", "8G" (binary), "2.5GB" (decimal), "1000000" (bytes). */
-static int parse_bytes(int64_t *out, const char *s)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || !(v > 0) || !isfinite(v))
-		return -1;
-	while (*end == ' ')
-		end++;
-	double mul = 1;
-	char u[8] = "";
-	size_t n = strlen(end);
-	if (n >= sizeof u)
-		return -1;
-	for (size_t i = 0; i <= n; i++)
-		u[i] = (char)toupper((unsigned char)end[i]);
-	if (!strcmp(u, "") || !strcmp(u, "B")) mul = 1;
-	else if (!strcmp(u, "K") || !strcmp(u, "KIB")) mul = 1024.0;
-	else if (!strcmp(u, "M") || !strcmp(u, "MIB")) mul = 1048576.0;
-	else if (!strcmp(u, "G") || !strcmp(u, "GIB")) mul = 1073741824.0;
-	else if (!strcmp(u, "T") || !strcmp(u, "TIB")) mul = 1099511627776.0;
-	else if (!strcmp(u, "KB")) mul = 1e3;
-	else if (!strcmp(u, "MB")) mul = 1e6;
-	else if (!strcmp(u, "GB")) mul = 1e9;
-	else if (!strcmp(u, "TB")) mul = 1e12;
-	else return -1;
-	v *= mul;
-	if (v >= 9.2e18)
-		return -1;
-	*out = (int64_t)v;
-	return 0;
-}
 
 static int64_t mem_available(void)
 {
@@ -147,7 +115,7 @@ static int plan_opt(void *ctx, const char *cmd, int argc, char **argv, int *i)
 	if (!strcmp(argv[*i], "--batch") || !strncmp(argv[*i], "--batch=", 8))
 		return -cli_usage(cmd, "plan chooses the batch; use --max-batch to bound it");
 	if ((r = cli_opt(argc, argv, i, "--mem", &v))) {
-		if (r < 0 || parse_bytes(&p->budget, v))
+		if (r < 0 || cli_parse_bytes(&p->budget, v))
 			return -cli_usage(cmd, "--mem needs a positive size such as 16GiB or 512MiB, got '%s'", r < 0 ? "" : v);
 		return 1;
 	}

@@ -55,7 +55,8 @@ static const char help[] =
 	"  --timeout S          seconds one configuration may take before it is killed (default 1800)\n"
 	"  --max-iter-seconds S skip (a 'skipped' row) configurations whose iteration takes longer than S,\n"
 	"                       judged on the first two iterations\n"
-	"  --mem-limit BYTES    address-space limit of each worker (RLIMIT_AS; K, M, G suffixes are binary)\n"
+	"  --mem-limit BYTES    address-space limit of each worker (RLIMIT_AS)\n"
+	CLI_BYTES_HELP("                       ")
 	"  --wait-quiet         before each configuration, wait (up to 10 min) until other processes use less\n"
 	"                       than 10% of the machine's CPU; a configuration whose timed iterations still\n"
 	"                       shared the machine (busy_other > 0.1) is measured again, at most twice\n"
@@ -151,31 +152,6 @@ static int parse_int_list(int64_t *out, size_t *n, int *all, const char *text)
 			return -1;
 	}
 	return *n ? 0 : -1;
-}
-
-static int parse_bytes(int64_t *out, const char *text)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(text, &end);
-	if (errno || end == text || v <= 0)
-		return -1;
-	double mul = 1;
-	switch (*end) {
-	case 'k': case 'K': mul = 1024.0; end++; break;
-	case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
-	default: break;
-	}
-	if (*end == 'i')
-		end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v * mul > 9.0e18)
-		return -1;
-	*out = (int64_t)(v * mul);
-	return 0;
 }
 
 /* Returns 0, 1 when --help was printed, -1 on a usage error (printed). */
@@ -286,7 +262,7 @@ static int parse_opts(opts *o, int argc, char **argv)
 			if (end == v || *end || !(o->max_iter_s > 0))
 				return cli_usage("profile", "--max-iter-seconds needs a positive number, got '%s'", v), -1;
 		} else if (!strcmp(name, "--mem-limit")) {
-			if (parse_bytes(&o->mem_limit, v))
+			if (cli_parse_bytes(&o->mem_limit, v))
 				return cli_usage("profile", "--mem-limit needs a byte count such as 3000000000 or 3G, got '%s'", v), -1;
 		} else if (!strcmp(name, "--python")) {
 			o->python = v;

@@ -1,9 +1,11 @@
 /*
  * common.c — option parsing, error printing and formatting helpers shared by the commands.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -459,4 +461,36 @@ int cli_parse_isa_cap(const cli_isa_cap **out, const char *v)
 			return 0;
 		}
 	return -1;
+}
+
+int cli_parse_bytes(int64_t *out, const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v > 0) || !isfinite(v))
+		return -1;
+	while (*end == ' ')
+		end++;
+	double mul = 1;
+	char u[8] = "";
+	size_t n = strlen(end);
+	if (n >= sizeof u)
+		return -1;
+	for (size_t i = 0; i <= n; i++)
+		u[i] = (char)toupper((unsigned char)end[i]);
+	if (!strcmp(u, "") || !strcmp(u, "B")) mul = 1;
+	else if (!strcmp(u, "K") || !strcmp(u, "KIB")) mul = 1024.0;
+	else if (!strcmp(u, "M") || !strcmp(u, "MIB")) mul = 1048576.0;
+	else if (!strcmp(u, "G") || !strcmp(u, "GIB")) mul = 1073741824.0;
+	else if (!strcmp(u, "T") || !strcmp(u, "TIB")) mul = 1099511627776.0;
+	else if (!strcmp(u, "KB")) mul = 1e3;
+	else if (!strcmp(u, "MB")) mul = 1e6;
+	else if (!strcmp(u, "GB")) mul = 1e9;
+	else if (!strcmp(u, "TB")) mul = 1e12;
+	else return -1;
+	v *= mul;
+	if (!(v < 9.2e18)) /* int64's range, as the library's AB_I64_DOUBLE_MAX */
+		return -1;
+	*out = (int64_t)v;
+	return 0;
 }

@@ -233,7 +233,7 @@ int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, cons
 					goto out;
 				}
 				if (k != COL_TIME && k != COL_CALIB && k != COL_BUSY && !isnan(v) &&
-				    !(v == floor(v) && fabs(v) < 9e18)) {
+				    !(v == floor(v) && fabs(v) < AB_I64_DOUBLE_MAX)) {
 					rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu, column '%s': '%s' is not an integer", name, line,
 					            columns[k].name, s);
 					goto out;

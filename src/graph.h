@@ -58,9 +58,9 @@ static inline int64_t ab_f2i(double d)
 {
 	if (d != d)
 		return 0;
-	if (d <= -9.2e18)
+	if (d <= -AB_I64_DOUBLE_MAX)
 		return INT64_MIN;
-	if (d >= 9.2e18)
+	if (d >= AB_I64_DOUBLE_MAX)
 		return INT64_MAX;
 	return (int64_t)d;
 }

@@ -73,6 +73,20 @@ enum { AB_SLOW_ONE_THREAD = 1, AB_SLOW_THREADS = 2 };
 
 enum { AB_SAVE_PRODUCT = 0x10000, AB_SAVE_QUOTIENT = 0x20000 };
 
+/* What one element of an element-wise op's constant inputs becomes (ops_elem.c), for folding shape
+ * arithmetic: `f` on doubles; `i` exact on int64 (-1 on overflow or division by zero), NULL when the op
+ * has no exact integer form (integers then go through `f`); `fmod` is Mod's attribute. */
+typedef struct ab_scalar {
+	double (*f)(double a, double b, int fmod);
+	int (*i)(int64_t a, int64_t b, int fmod, int64_t *r);
+	int arity;  /* 1: unary (b unused); 2: binary or variadic, folded left to right */
+	int mean;   /* the folded sum is divided by the number of inputs (Mean) */
+} ab_scalar;
+extern const ab_scalar ab_sc_add, ab_sc_sub, ab_sc_mul, ab_sc_div, ab_sc_mod, ab_sc_pow, ab_sc_max, ab_sc_min,
+	ab_sc_eq, ab_sc_lt, ab_sc_gt, ab_sc_le, ab_sc_ge, ab_sc_and, ab_sc_or, ab_sc_xor, ab_sc_mean, ab_sc_neg,
+	ab_sc_abs, ab_sc_same, ab_sc_floor, ab_sc_ceil, ab_sc_round, ab_sc_sqrt, ab_sc_recip, ab_sc_exp, ab_sc_log,
+	ab_sc_relu, ab_sc_sign, ab_sc_not, ab_sc_sigmoid, ab_sc_tanh, ab_sc_erf;
+
 typedef struct ab_opdef {
 	const char *name;
 	abacus_category cat;
@@ -82,6 +96,7 @@ typedef struct ab_opdef {
 	unsigned flags;
 	int fwd_per_elem, bwd_per_elem;         /* FLOPs per output element (element-wise rule) */
 	unsigned save_in, save_out;             /* tensors saved for backward (element-wise rule) */
+	const ab_scalar *scalar;                /* element-wise folding (fold = ab_fold_elementwise), or NULL */
 } ab_opdef;
 
 extern const ab_opdef ab_ops[];
@@ -130,6 +145,7 @@ int ab_muladd(int64_t *acc, int64_t a, int64_t b);
 int ab_shape_unary(ab_ctx *c);
 int ab_shape_broadcast(ab_ctx *c);
 int ab_fold_elementwise(ab_ctx *c);
+int ab_fold_where(ab_ctx *c);
 int ab_broadcast_dims(ab_ctx *c, const ab_shape *a, const ab_shape *b, int *rank, int64_t *dims);
 
 /* ops_shape.c */

@@ -158,6 +158,12 @@ int ab_shape_broadcast(ab_ctx *c)
 
 /* ---- folding ---- */
 
+/* One function per op and element (kann's one-function-per-op table): the op table's `scalar` row says
+ * what one element of constant inputs becomes. Integer versions are exact and return -1 on overflow or
+ * division by zero; float versions follow C doubles. `fmod` is Mod's attribute (ignored by the others). */
+#define F2(nm, expr) static double f_##nm(double a, double b, int fmod) { (void)b; (void)fmod; return (expr); }
+#define I2(nm, body) static int i_##nm(int64_t a, int64_t b, int fmod, int64_t *r) { (void)b; (void)fmod; body }
+
 static double floor_mod(double a, double b)
 {
 	double r = fmod(a, b);
@@ -166,96 +172,85 @@ static double floor_mod(double a, double b)
 	return r;
 }
 
-static int apply_int(const char *op, int64_t a, int64_t b, int fmod_attr, int64_t *r)
+F2(add, a + b)
+F2(sub, a - b)
+F2(mul, a * b)
+F2(div, a / b)
+F2(pow, pow(a, b))
+F2(max, a > b ? a : b)
+F2(min, a < b ? a : b)
+F2(eq, a == b)
+F2(lt, a < b)
+F2(gt, a > b)
+F2(le, a <= b)
+F2(ge, a >= b)
+F2(and, a != 0 && b != 0)
+F2(or, a != 0 || b != 0)
+F2(xor, (a != 0) != (b != 0))
+static double f_mod(double a, double b, int fmod_attr)
 {
-	if (!strcmp(op, "Add"))
-		return __builtin_add_overflow(a, b, r) ? -1 : 0;
-	if (!strcmp(op, "Sub"))
-		return __builtin_sub_overflow(a, b, r) ? -1 : 0;
-	if (!strcmp(op, "Mul"))
-		return __builtin_mul_overflow(a, b, r) ? -1 : 0;
-	if (!strcmp(op, "Div")) {
-		if (b == 0 || (a == INT64_MIN && b == -1))
-			return -1;
-		*r = a / b;
-		return 0;
-	}
-	if (!strcmp(op, "Mod")) {
-		if (b == 0 || (a == INT64_MIN && b == -1))
-			return -1;
-		int64_t m = a % b;
-		if (!fmod_attr && m != 0 && ((m < 0) != (b < 0)))
-			m += b;
-		*r = m;
-		return 0;
-	}
-	if (!strcmp(op, "Max") || !strcmp(op, "Sum") || !strcmp(op, "Min")) {
-		if (!strcmp(op, "Sum"))
-			return __builtin_add_overflow(a, b, r) ? -1 : 0;
-		*r = !strcmp(op, "Max") ? (a > b ? a : b) : (a < b ? a : b);
-		return 0;
-	}
-	if (!strcmp(op, "Pow")) {
-		double p = pow((double)a, (double)b);
-		if (!(p > -9.2e18 && p < 9.2e18))
-			return -1;
-		*r = (int64_t)p;
-		return 0;
-	}
-	if (!strcmp(op, "Equal")) { *r = a == b; return 0; }
-	if (!strcmp(op, "Less")) { *r = a < b; return 0; }
-	if (!strcmp(op, "Greater")) { *r = a > b; return 0; }
-	if (!strcmp(op, "LessOrEqual")) { *r = a <= b; return 0; }
-	if (!strcmp(op, "GreaterOrEqual")) { *r = a >= b; return 0; }
-	if (!strcmp(op, "And")) { *r = a && b; return 0; }
-	if (!strcmp(op, "Or")) { *r = a || b; return 0; }
-	if (!strcmp(op, "Xor")) { *r = (!a) != (!b); return 0; }
-	return -2;
+	return fmod_attr ? fmod(a, b) : floor_mod(a, b);
 }
+F2(neg, -a)
+F2(abs, fabs(a))
+F2(floor, floor(a))
+F2(ceil, ceil(a))
+F2(round, nearbyint(a))
+F2(sqrt, sqrt(a))
+F2(recip, 1.0 / a)
+F2(exp, exp(a))
+F2(log, log(a))
+F2(relu, a > 0 ? a : 0)
+F2(sign, (a > 0) - (a < 0))
+F2(not, a == 0)
+F2(same, a)
+F2(sigmoid, 1.0 / (1.0 + exp(-a)))
+F2(tanh, tanh(a))
+F2(erf, erf(a))
 
-static int apply_float(const char *op, double a, double b, double *r)
+I2(add, return __builtin_add_overflow(a, b, r) ? -1 : 0;)
+I2(sub, return __builtin_sub_overflow(a, b, r) ? -1 : 0;)
+I2(mul, return __builtin_mul_overflow(a, b, r) ? -1 : 0;)
+I2(div, if (b == 0 || (a == INT64_MIN && b == -1)) return -1; *r = a / b; return 0;)
+static int i_mod(int64_t a, int64_t b, int fmod_attr, int64_t *r)
 {
-	if (!strcmp(op, "Add") || !strcmp(op, "Sum")) *r = a + b;
-	else if (!strcmp(op, "Sub")) *r = a - b;
-	else if (!strcmp(op, "Mul")) *r = a * b;
-	else if (!strcmp(op, "Div")) *r = a / b;
-	else if (!strcmp(op, "Mod")) *r = floor_mod(a, b);
-	else if (!strcmp(op, "Pow")) *r = pow(a, b);
-	else if (!strcmp(op, "Max")) *r = a > b ? a : b;
-	else if (!strcmp(op, "Min")) *r = a < b ? a : b;
-	else if (!strcmp(op, "Equal")) *r = a == b;
-	else if (!strcmp(op, "Less")) *r = a < b;
-	else if (!strcmp(op, "Greater")) *r = a > b;
-	else if (!strcmp(op, "LessOrEqual")) *r = a <= b;
-	else if (!strcmp(op, "GreaterOrEqual")) *r = a >= b;
-	else if (!strcmp(op, "And")) *r = a != 0 && b != 0;
-	else if (!strcmp(op, "Or")) *r = a != 0 || b != 0;
-	else if (!strcmp(op, "Xor")) *r = (a != 0) != (b != 0);
-	else return -2;
+	if (b == 0 || (a == INT64_MIN && b == -1))
+		return -1;
+	int64_t m = a % b;
+	if (!fmod_attr && m != 0 && ((m < 0) != (b < 0)))
+		m += b;
+	*r = m;
 	return 0;
 }
+I2(pow, return ab_d2i(pow((double)a, (double)b), r);)
+I2(max, *r = a > b ? a : b; return 0;)
+I2(min, *r = a < b ? a : b; return 0;)
+I2(eq, *r = a == b; return 0;)
+I2(lt, *r = a < b; return 0;)
+I2(gt, *r = a > b; return 0;)
+I2(le, *r = a <= b; return 0;)
+I2(ge, *r = a >= b; return 0;)
+I2(and, *r = a && b; return 0;)
+I2(or, *r = a || b; return 0;)
+I2(xor, *r = (!a) != (!b); return 0;)
+I2(neg, if (a == INT64_MIN) return -1; *r = -a; return 0;)
+I2(abs, if (a == INT64_MIN) return -1; *r = a < 0 ? -a : a; return 0;)
+I2(same, *r = a; return 0;)
 
-static int apply_unary(const char *op, double a, double *r)
-{
-	if (!strcmp(op, "Neg")) *r = -a;
-	else if (!strcmp(op, "Abs")) *r = fabs(a);
-	else if (!strcmp(op, "Floor")) *r = floor(a);
-	else if (!strcmp(op, "Ceil")) *r = ceil(a);
-	else if (!strcmp(op, "Round")) *r = nearbyint(a);
-	else if (!strcmp(op, "Sqrt")) *r = sqrt(a);
-	else if (!strcmp(op, "Reciprocal")) *r = 1.0 / a;
-	else if (!strcmp(op, "Exp")) *r = exp(a);
-	else if (!strcmp(op, "Log")) *r = log(a);
-	else if (!strcmp(op, "Relu")) *r = a > 0 ? a : 0;
-	else if (!strcmp(op, "Sign")) *r = (a > 0) - (a < 0);
-	else if (!strcmp(op, "Not")) *r = a == 0;
-	else if (!strcmp(op, "Identity") || !strcmp(op, "Cast") || !strcmp(op, "CastLike")) *r = a;
-	else if (!strcmp(op, "Sigmoid")) *r = 1.0 / (1.0 + exp(-a));
-	else if (!strcmp(op, "Tanh")) *r = tanh(a);
-	else if (!strcmp(op, "Erf")) *r = erf(a);
-	else return -2;
-	return 0;
-}
+#define BIN(nm) { f_##nm, i_##nm, 2, 0 }
+#define UNF(nm) { f_##nm, NULL, 1, 0 }
+#define UNI(nm) { f_##nm, i_##nm, 1, 0 }
+const ab_scalar ab_sc_add = BIN(add), ab_sc_sub = BIN(sub), ab_sc_mul = BIN(mul), ab_sc_div = BIN(div),
+                ab_sc_mod = BIN(mod), ab_sc_pow = BIN(pow), ab_sc_max = BIN(max), ab_sc_min = BIN(min),
+                ab_sc_eq = BIN(eq), ab_sc_lt = BIN(lt), ab_sc_gt = BIN(gt), ab_sc_le = BIN(le), ab_sc_ge = BIN(ge),
+                ab_sc_and = BIN(and), ab_sc_or = BIN(or), ab_sc_xor = BIN(xor),
+                /* ONNX's Mean is for floats only: a sum, divided by the count at the end */
+                ab_sc_mean = { f_add, NULL, 2, 1 },
+                ab_sc_neg = UNI(neg), ab_sc_abs = UNI(abs), ab_sc_same = UNI(same),
+                ab_sc_floor = UNF(floor), ab_sc_ceil = UNF(ceil), ab_sc_round = UNF(round), ab_sc_sqrt = UNF(sqrt),
+                ab_sc_recip = UNF(recip), ab_sc_exp = UNF(exp), ab_sc_log = UNF(log), ab_sc_relu = UNF(relu),
+                ab_sc_sign = UNF(sign), ab_sc_not = UNF(not), ab_sc_sigmoid = UNF(sigmoid), ab_sc_tanh = UNF(tanh),
+                ab_sc_erf = UNF(erf);
 
 /* Index of the element of `s` (broadcast into out dims `od` of rank `r`) for output flat index o. */
 static int64_t bcast_index(const ab_value *s, const int64_t *od, int r, int64_t o)
@@ -274,102 +269,103 @@ static int64_t bcast_index(const ab_value *s, const int64_t *od, int r, int64_t 
 	return idx;
 }
 
-static void store(ab_value *v, int64_t k, double d, int64_t i, int use_int)
+/* Stores one folded element; -1 when a float result does not fit the integer output (it used to saturate
+ * silently at INT64_MAX, and a shape computed from it was then absurd instead of an error). */
+static int store(ab_value *v, int64_t k, double d, int64_t i, int use_int)
 {
 	if (v->i)
-		v->i[k] = use_int ? i : ab_f2i(d);
-	else
-		v->f[k] = use_int ? (double)i : d;
+		return use_int ? (v->i[k] = i, 0) : ab_d2i(d, &v->i[k]);
+	v->f[k] = use_int ? (double)i : d;
+	return 0;
 }
 
-int ab_fold_elementwise(ab_ctx *c)
+/* Checks shared by the folding rules: 1 when node `c` can be folded (one output of known, small size and
+ * a value in every input slot), 0 when it stays a compute node. */
+static int foldable(ab_ctx *c)
 {
-	const char *op = c->n->op;
-	const ab_shape *os = &c->shapes[c->n->out[0]];
-	int rc;
 	if (c->n->n_out < 1 || c->n->out[0] < 0)
 		return 0;
-	if (os->numel > AB_MAX_CONST_ELEMS)
+	if (c->shapes[c->n->out[0]].numel > AB_MAX_CONST_ELEMS)
 		return 0; /* too large to fold: stays a (constant) compute node */
 	/* Every input slot must hold a value: an omitted optional input (an empty name, e.g. CumSum's axis)
 	 * is not a constant to fold with (found by fuzz_onnx). */
 	for (int k = 0; k < c->n->n_in; k++)
 		if (!ab_inval(c, k))
 			return 0;
+	return 1;
+}
+
+static int fold_overflow(ab_ctx *c, ab_value *v)
+{
+	ab_value_free(v);
+	return ab_node_err(c, ABACUS_ESHAPE, "integer arithmetic on constant shape values overflows or divides by zero");
+}
+
+/* Unary, binary and variadic element-wise ops, one element at a time through the op's scalar functions,
+ * variadic inputs folded left to right; exact integer arithmetic where every input is an integer. */
+int ab_fold_elementwise(ab_ctx *c)
+{
+	const ab_scalar *sc = c->n->op_index >= 0 ? ab_ops[c->n->op_index].scalar : NULL;
+	if (!sc || !foldable(c))
+		return 0;
+	const ab_shape *os = &c->shapes[c->n->out[0]];
 	ab_value *v = ab_value_new(c->arena, os->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	int fmod_attr = (int)ab_attr_int(c->n, "fmod", 0);
-	int is_where = !strcmp(op, "Where");
+	int n_in = sc->arity == 1 ? 1 : c->n->n_in;
+	int all_int = sc->i != NULL;
+	for (int k = 0; k < n_in; k++)
+		if (!ab_inval(c, k)->i)
+			all_int = 0;
 	for (int64_t o = 0; o < v->n; o++) {
-		if (is_where) {
-			const ab_value *cv = ab_inval(c, 0), *a = ab_inval(c, 1), *b = ab_inval(c, 2);
-			const ab_value *pick = ab_value_get(cv, bcast_index(cv, os->dims, os->rank, o)) != 0 ? a : b;
-			int64_t j = bcast_index(pick, os->dims, os->rank, o);
-			store(v, o, pick->f ? pick->f[j] : 0, pick->i ? pick->i[j] : 0, pick->i != NULL);
-			continue;
-		}
 		const ab_value *a = ab_inval(c, 0);
 		int64_t ja = bcast_index(a, os->dims, os->rank, o);
-		if (c->n->n_in == 1) {
-			double r;
-			if (a->i && (!strcmp(op, "Identity") || !strcmp(op, "Cast") || !strcmp(op, "Neg") ||
-			             !strcmp(op, "Abs") || !strcmp(op, "CastLike"))) {
-				int64_t x = a->i[ja];
-				int64_t y = !strcmp(op, "Neg") ? -x : !strcmp(op, "Abs") ? (x < 0 ? -x : x) : x;
-				if (x == INT64_MIN && (op[0] == 'N' || op[0] == 'A'))
-					goto overflow;
-				store(v, o, (double)y, y, 1);
-				continue;
-			}
-			if (apply_unary(op, ab_value_get(a, ja), &r) == -2)
-				goto unsupported;
-			if (v->i && !(r > -9.3e18 && r < 9.3e18))
-				goto overflow;
-			store(v, o, r, 0, 0);
+		if (sc->arity == 1) {
+			int64_t r;
+			if (all_int ? sc->i(a->i[ja], 0, fmod_attr, &r) || store(v, o, 0, r, 1)
+			            : store(v, o, sc->f(ab_value_get(a, ja), 0, fmod_attr), 0, 0))
+				return fold_overflow(c, v);
 			continue;
 		}
-		/* Binary or variadic: fold left to right. */
-		int all_int = 1;
-		for (int k = 0; k < c->n->n_in; k++)
-			if (!ab_inval(c, k)->i)
-				all_int = 0;
 		if (all_int) {
 			int64_t acc = a->i[ja];
-			for (int k = 1; k < c->n->n_in; k++) {
+			for (int k = 1; k < n_in; k++) {
 				const ab_value *b = ab_inval(c, k);
-				int64_t r;
-				int e = apply_int(op, acc, b->i[bcast_index(b, os->dims, os->rank, o)], fmod_attr, &r);
-				if (e == -2)
-					goto unsupported;
-				if (e)
-					goto overflow;
-				acc = r;
+				if (sc->i(acc, b->i[bcast_index(b, os->dims, os->rank, o)], fmod_attr, &acc))
+					return fold_overflow(c, v);
 			}
-			store(v, o, (double)acc, acc, 1);
+			store(v, o, 0, acc, 1);
 		} else {
 			double acc = ab_value_get(a, ja);
-			for (int k = 1; k < c->n->n_in; k++) {
+			for (int k = 1; k < n_in; k++) {
 				const ab_value *b = ab_inval(c, k);
-				double r;
-				if (apply_float(op, acc, ab_value_get(b, bcast_index(b, os->dims, os->rank, o)), &r))
-					goto unsupported;
-				acc = r;
+				acc = sc->f(acc, ab_value_get(b, bcast_index(b, os->dims, os->rank, o)), fmod_attr);
 			}
-			if (v->i && !(acc > -9.3e18 && acc < 9.3e18))
-				goto overflow;
-			store(v, o, acc, 0, 0);
+			if (sc->mean)
+				acc /= n_in;
+			if (store(v, o, acc, 0, 0))
+				return fold_overflow(c, v);
 		}
 	}
-	if (!strcmp(op, "Mean") && v->f)
-		for (int64_t o = 0; o < v->n; o++)
-			v->f[o] /= c->n->n_in;
-	rc = ab_set_outval(c, 0, v);
-	return rc;
-unsupported:
-	ab_value_free(v);
-	return 0; /* not foldable here: it stays a compute node */
-overflow:
-	ab_value_free(v);
-	return ab_node_err(c, ABACUS_ESHAPE, "integer arithmetic on constant shape values overflows or divides by zero");
+	return ab_set_outval(c, 0, v);
+}
+
+/* Where(cond, a, b): each element from a where cond is non-zero, else from b. */
+int ab_fold_where(ab_ctx *c)
+{
+	if (c->n->n_in != 3 || !foldable(c))
+		return 0;
+	const ab_shape *os = &c->shapes[c->n->out[0]];
+	ab_value *v = ab_value_new(c->arena, os->dtype, os->rank, os->dims, c->err);
+	if (!v)
+		return c->err ? c->err->code : ABACUS_ENOMEM;
+	const ab_value *cv = ab_inval(c, 0), *a = ab_inval(c, 1), *b = ab_inval(c, 2);
+	for (int64_t o = 0; o < v->n; o++) {
+		const ab_value *pick = ab_value_get(cv, bcast_index(cv, os->dims, os->rank, o)) != 0 ? a : b;
+		int64_t j = bcast_index(pick, os->dims, os->rank, o);
+		if (store(v, o, pick->f ? pick->f[j] : 0, pick->i ? pick->i[j] : 0, pick->i != NULL))
+			return fold_overflow(c, v);
+	}
+	return ab_set_outval(c, 0, v);
 }

@@ -167,7 +167,7 @@ static int64_t blocked_bytes(const ab_shape *t)
 	if (t->rank < 3 || t->dims[1] <= 0 || t->dims[1] % 16 == 0)
 		return b;
 	double padded = (double)b / (double)t->dims[1] * (double)((t->dims[1] + 15) / 16 * 16);
-	return padded < 9e18 ? (int64_t)padded : b;
+	return padded < AB_I64_DOUBLE_MAX ? (int64_t)padded : b;
 }
 
 /* Which CPU kernel PyTorch 1.13 runs (ConvParams::use_mkldnn, checked with torch._C._select_conv_backend):
@@ -247,8 +247,8 @@ int ab_cost_conv(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1), *y = out0(c);
 	int64_t macs = 1, ksz = 1;
-	for (int i = 2; i < wt->rank; i++)
-		ksz *= wt->dims[i];
+	if (wt->rank > 2 && ab_numel(wt->dims + 2, wt->rank - 2, &ksz))
+		return OVF(c);
 	int transpose = !strcmp(c->n->op, "ConvTranspose");
 	/* Per output (conv) or input (transpose) element: weight->dims[1] × kernel MACs. */
 	const ab_shape *base = transpose ? x : y;
@@ -286,7 +286,7 @@ int ab_cost_conv(ab_ctx *c, ab_cost *k)
 		                 : k->dw_weight[0] > 0 && ab_in_cl(c, 0) ? 256.0 * (double)bytes_of(wt)
 		                 : ksz >= 256                            ? 4.3 * (double)bytes_of(wt)
 		                                                         : 0;
-		if (weights > (double)k->bwd_workspace && weights < 9e18)
+		if (weights > (double)k->bwd_workspace && weights < AB_I64_DOUBLE_MAX)
 			k->bwd_workspace = (int64_t)weights;
 	}
 	return rc;
@@ -695,9 +695,9 @@ int ab_fold_reduce(ab_ctx *c)
 	ab_value *v = ab_value_new(c->arena, in->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
-	if (v->i)
-		v->i[0] = ab_f2i(acc);
-	else
+	if (v->i && ab_d2i(acc, &v->i[0]))
+		return ab_node_err(c, ABACUS_ELIMIT, "%s of an integer tensor is %g, outside int64", op, acc);
+	if (!v->i)
 		v->f[0] = acc;
 	return ab_set_outval(c, 0, v);
 }
@@ -820,9 +820,8 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	double prod = AB_RNN_MAC_BYTES * (double)rec_macs, per_step;
 	per_step = (prod > (double)rbytes ? prod : (double)rbytes) + (double)gate_bytes +
 	           (G == 1 ? AB_RNN_PLAIN_STEP_BYTES : AB_RNN_STEP_BYTES);
-	if (per_step * (double)k->serial_steps > 9e18)
+	if (ab_d2i(per_step * (double)k->serial_steps, &k->serial_bytes))
 		return OVF(c);
-	k->serial_bytes = (int64_t)(per_step * (double)k->serial_steps);
 	/* Backward: input gradients (one product) and weight gradients (one product), element-wise twice. */
 	k->bwd = (ab_in_rg(c, 0) ? mm : mm / 2) + mm / 2 * 1 + mm / 2 + 2 * ew;
 	k->in_mask = 1;

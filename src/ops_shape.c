@@ -614,9 +614,12 @@ int ab_shape_constant_of_shape(ab_ctx *c)
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
 	double fill = a && a->t && a->t->n > 0 ? ab_value_get(a->t, 0) : 0.0;
+	int64_t ifill = 0;
+	if (v->i && ab_d2i(fill, &ifill))
+		return ab_node_err(c, ABACUS_ELIMIT, "ConstantOfShape value %g does not fit its integer type", fill);
 	for (int64_t k = 0; k < v->n; k++) {
 		if (v->i)
-			v->i[k] = ab_f2i(fill);
+			v->i[k] = ifill;
 		else
 			v->f[k] = fill;
 	}
@@ -697,7 +700,7 @@ int ab_shape_resize(ab_ctx *c)
 		return ab_node_err(c, ABACUS_ESHAPE, "scales has %lld entries for rank %d", (long long)sc->n, s->rank);
 	for (int i = 0; i < s->rank; i++) {
 		double d = (double)s->dims[i] * ab_value_get(sc, i);
-		if (!(d >= 0 && d < 9e18))
+		if (!(d >= 0 && d < AB_I64_DOUBLE_MAX))
 			return ab_node_err(c, ABACUS_ESHAPE, "scale %g at axis %d is invalid", ab_value_get(sc, i), i);
 		dims[i] = (int64_t)d;
 	}

@@ -68,11 +68,16 @@ const char *abacus_strerror(int code)
 int ab_numel(const int64_t *dims, int rank, int64_t *out)
 {
 	int64_t n = 1;
+	int zero = 0;
 	for (int i = 0; i < rank; i++) {
-		if (dims[i] < 0 || ab_mul(n, dims[i], &n))
+		if (dims[i] < 0)
+			return -1;
+		if (dims[i] == 0)
+			zero = 1;
+		else if (ab_mul(n, dims[i], &n))
 			return -1;
 	}
-	*out = n;
+	*out = zero ? 0 : n;
 	return 0;
 }
 

@@ -51,8 +51,23 @@ static inline void ab_sat_add(int64_t *acc, int64_t v)
 		*acc = INT64_MAX;
 }
 
-/* Product of dims[0..rank) with overflow and negativity checks; -1 on failure. */
+/* Product of dims[0..rank) with overflow and negativity checks; -1 on failure. A zero dim makes the product
+ * 0 but does not excuse the others: the product of the non-zero dims must fit too, because per-sample sizes
+ * (numel / batch), strides and per-axis products are taken from the same dims later. */
 int ab_numel(const int64_t *dims, int rank, int64_t *out);
+
+/* The one bound for double → int64 conversions everywhere: a double of magnitude below it converts to an
+ * int64 exactly as far as the double goes (2^63 ≈ 9.22e18, rounded down so that products computed in
+ * doubles keep a margin). */
+#define AB_I64_DOUBLE_MAX 9.2e18
+/* Checked double → int64: 0 and *out = (int64_t)d, or -1 when d is NaN or |d| >= AB_I64_DOUBLE_MAX. */
+static inline int ab_d2i(double d, int64_t *out)
+{
+	if (!(d > -AB_I64_DOUBLE_MAX && d < AB_I64_DOUBLE_MAX))
+		return -1;
+	*out = (int64_t)d;
+	return 0;
+}
 
 /* Growable byte buffer for building strings. */
 typedef struct ab_buf {

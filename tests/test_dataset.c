@@ -34,10 +34,18 @@ void test_dataset_parse(void)
 	}
 	CHECK_EQ_I64(abacus_dataset_n_rows(d), 2);
 	const abacus_row *r = abacus_dataset_row(d, 0);
-	CHECK(!strcmp(r->network, "resnet18") && r->batch == 8 && r->memory_bytes == 123456789 && r->time_s == 0.25);
-	CHECK(r->params == 11689512 && r->threads == 1 && !strcmp(r->hw, "cpu1"));
+	CHECK(!strcmp(r->network, "resnet18"));
+	CHECK(r->batch == 8);
+	CHECK(r->memory_bytes == 123456789);
+	CHECK(r->time_s == 0.25);
+	CHECK(r->params == 11689512);
+	CHECK(r->threads == 1);
+	CHECK(!strcmp(r->hw, "cpu1"));
 	r = abacus_dataset_row(d, 1);
-	CHECK(!strcmp(r->status, "oom") && r->repeat == 1 && isnan(r->time_s) && r->memory_bytes == -1);
+	CHECK(!strcmp(r->status, "oom"));
+	CHECK(r->repeat == 1);
+	CHECK(isnan(r->time_s));
+	CHECK(r->memory_bytes == -1);
 	CHECK(!strcmp(r->error, "RuntimeError: \"alloc\", 1,2\nline two"));
 	CHECK_EQ_I64(r->line, 3);
 	abacus_dataset_free(d);

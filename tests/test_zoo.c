@@ -55,7 +55,8 @@ void test_zoo_all_graphs_resolve(void)
 				continue;
 			}
 			const abacus_totals *t = abacus_analysis_totals(a);
-			CHECK(t->forward_flops > 0 && t->params > 0);
+			CHECK(t->forward_flops > 0);
+			CHECK(t->params > 0);
 			if (abacus_analysis_n_unknown(a)) {
 				fprintf(stderr, "  %s: unknown op %s\n", e->d_name, abacus_analysis_unknown(a, 0, NULL));
 				t_failed_checks++;
@@ -128,9 +129,11 @@ void test_resnet50_flops(void)
 		    Ls[i].category == ABACUS_CAT_MATMUL)
 			mm += (double)Ls[i].forward_flops;
 	double expect = 2 * 4.09e9;
-	CHECK(mm > expect * 0.98 && mm < expect * 1.02);
+	CHECK(mm > expect * 0.98);
+	CHECK(mm < expect * 1.02);
 	double total = (double)abacus_analysis_totals(a)->forward_flops;
-	CHECK(total > mm && total < mm * 1.05);
+	CHECK(total > mm);
+	CHECK(total < mm * 1.05);
 	CHECK_EQ_I64(abacus_analysis_totals(a)->params, 25557032);
 	abacus_analysis_free(a);
 	abacus_graph_free(g);
@@ -166,7 +169,9 @@ void test_opsets_11_and_17(void)
 			abacus_analysis_free(a);
 			abacus_graph_free(g);
 		}
-		CHECK(flops[0] > 0 && flops[1] > flops[0] * 0.99 && flops[1] < flops[0] * 1.01);
+		CHECK(flops[0] > 0);
+		CHECK(flops[1] > flops[0] * 0.99);
+		CHECK(flops[1] < flops[0] * 1.01);
 	}
 }
 
