@@ -195,10 +195,10 @@ out:
 static int flop_term(abacus_category c)
 {
 	if (c == ABACUS_CAT_CONV)
-		return 0;
+		return AB_TERM_CONV;
 	if (c == ABACUS_CAT_GROUPCONV)
-		return 1;
-	return ab_is_matrix_product(c) ? 2 : -1;
+		return AB_TERM_GROUPCONV;
+	return ab_is_matrix_product(c) ? AB_TERM_MATMUL : -1;
 }
 
 /* The analytic time terms. FLOPs are split by the kind of kernel that runs them, because their rates differ
@@ -209,36 +209,38 @@ static int flop_term(abacus_category c)
  * separate fixed costs; views of weights cost nothing, and the nodes of a decomposed operator are priced
  * as the one kernel PyTorch runs (analysis.h, fusion.c). Weights read by layers are priced apart from
  * activations (BLAS streams them faster), and the parameter terms of the step are the weights (gradient
- * writes) and the optimizer step, by bytes and by tensors. Terms:
- *   0 conv FLOPs, 1 grouped-conv FLOPs, 2 matrix-product FLOPs, 3 activation bytes, 4 kernel layers,
- *   5 weight bytes (step), 6 thin matrix-product FLOPs, 7 view layers, 8 weight bytes read by layers,
- *   9 the optimizer step's bytes (model.h), 10 recurrent steps (time steps × directions: a CPU LSTM runs step by
- *   step), 11 the recurrent weight bytes those steps re-read, 12 the FLOPs of dense convolutions that
- *   PyTorch runs through its own im2col + BLAS path instead of oneDNN (1×1 at batch < 16 on one thread,
- *   tiny inputs at batch 1, transposed convolutions: ops_nn.c conv_path), apart from term 0 because
- *   their rate differs: on cpu1 most of mobilenet's, shufflenet's and regnet's FLOPs at small batches
- *   are 1×1 convolutions. In term 1 depthwise convolutions' FLOPs are weighted by their kernels'
+ * writes) and the optimizer step, by bytes and by tensors. The terms (model.h names them):
+ *   CONV dense convolution FLOPs, GROUPCONV grouped-conv FLOPs, MATMUL matrix-product FLOPs, ACT_BYTES
+ *   activation bytes, KERNELS kernel layers, STEP_WEIGHTS weight bytes (the gradients' writes), MATMUL_THIN
+ *   thin matrix-product FLOPs, VIEWS view layers, WEIGHT_READS weight bytes read by layers, OPT_BYTES the
+ *   optimizer step's bytes (model.h), RNN_STEPS recurrent steps (time steps × directions: a CPU LSTM runs
+ *   step by step), RNN_BYTES the recurrent weight bytes those steps re-read, IM2COL the FLOPs of dense
+ *   convolutions that PyTorch runs through its own im2col + BLAS path instead of oneDNN (1×1 at batch < 16
+ *   on one thread, tiny inputs at batch 1, transposed convolutions: ops_nn.c conv_path), apart from CONV
+ *   because their rate differs: on cpu1 most of mobilenet's, shufflenet's and regnet's FLOPs at small
+ *   batches are 1×1 convolutions. In GROUPCONV depthwise convolutions' FLOPs are weighted by their kernels'
  *   measured rates (ab_cost.dw_weight: a 5×5's backward runs at a sixth of a 3×3's, ops_nn.c).
- *   13 the optimizer step's parameter tensors (model.h), 14 batch-norm rows on maps of 2-15 elements,
- *   which PyTorch's kernels do not vectorise (ops_nn.c ab_cost_norm), 15 the share of terms 5 and 9
- *   whose parameter traffic stays in the last-level cache (weights, gradients and optimizer state
- *   within AB_LLC_BYTES), taken out of them, 16 activation arithmetic beyond a ReLU's (ns of one thread,
- *   analysis.c ab_layer_arith): a Mish costs 30 ReLUs per element, which bytes cannot say. */
+ *   OPT_TENSORS the optimizer step's parameter tensors (model.h), NORM_ROWS batch-norm rows on maps of 2-15
+ *   elements, which PyTorch's kernels do not vectorise (ops_nn.c ab_cost_norm), STEP_CACHE the share of
+ *   STEP_WEIGHTS and OPT_BYTES whose parameter traffic stays in the last-level cache (weights, gradients
+ *   and optimizer state within AB_LLC_BYTES), taken out of them, ARITH activation arithmetic beyond a
+ *   ReLU's (ns of one thread, analysis.c ab_layer_arith): a Mish costs 30 ReLUs per element, which bytes
+ *   cannot say. */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
 	const abacus_memory *M = abacus_analysis_memory(a);
-	t[0] = t[1] = t[2] = 0;
+	t[AB_TERM_CONV] = t[AB_TERM_GROUPCONV] = t[AB_TERM_MATMUL] = 0;
 	/* From the per-category sums the analysis keeps: a prediction must not walk thousands of layers. */
 	for (int c = 0; c < ABACUS_CAT_COUNT; c++) {
 		int k = flop_term((abacus_category)c);
 		if (k >= 0)
 			t[k] += a->cat_flops[c];
 	}
-	t[2] -= a->thin_flops + a->serial_flops[0];
-	t[3] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes -
+	t[AB_TERM_MATMUL] -= a->thin_flops + a->serial_flops[0];
+	t[AB_TERM_ACT_BYTES] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes -
 	       a->weight_bytes;
-	t[4] = a->dispatch;
+	t[AB_TERM_KERNELS] = a->dispatch;
 	/* The gradients' writes scale with the weights (term 5); the optimizer step (terms 9 and 13) with
 	 * the weights in bytes and with the parameter tensors in kernels, differently per optimizer
 	 * (model.h). A step priced by bytes alone charged an MLP, a few large tensors, at 2-3× its time. */
@@ -248,59 +250,82 @@ void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int thread
 	 * image, an embedding) skips the third: measured on Linear layers of 13-154 MB at batch 1 and 16,
 	 * one thread: 0.086-0.139 ms per MB forward, 0.071-0.129 for the weight gradient, 0.073-0.133 more
 	 * for the input's. Priced in full, the MLP's 154 MB first layer put it 20-45 % high left out. */
-	t[5] = (double)M->weights - a->nodx_weight_bytes / 3;
-	t[6] = a->thin_flops - a->serial_flops[1];
-	t[7] = a->view_layers;
-	t[8] = a->weight_bytes;
-	t[9] = (double)M->weights * (adam ? AB_ADAM_STEP_BYTES : 1.0);
-	t[10] = a->serial_steps;
-	t[11] = a->serial_bytes;
-	t[12] = a->slow_conv_flops[threads > 1];
-	t[0] -= t[12];
-	t[0] += a->pad_extra_flops[threads > 1];
+	t[AB_TERM_STEP_WEIGHTS] = (double)M->weights - a->nodx_weight_bytes / 3;
+	t[AB_TERM_MATMUL_THIN] = a->thin_flops - a->serial_flops[1];
+	t[AB_TERM_VIEWS] = a->view_layers;
+	t[AB_TERM_WEIGHT_READS] = a->weight_bytes;
+	t[AB_TERM_OPT_BYTES] = (double)M->weights * (adam ? AB_ADAM_STEP_BYTES : 1.0);
+	t[AB_TERM_RNN_STEPS] = a->serial_steps;
+	t[AB_TERM_RNN_BYTES] = a->serial_bytes;
+	t[AB_TERM_IM2COL] = a->slow_conv_flops[threads > 1];
+	t[AB_TERM_CONV] -= t[AB_TERM_IM2COL];
+	t[AB_TERM_CONV] += a->pad_extra_flops[threads > 1];
 	/* On one thread, depthwise FLOPs are priced at a measured multiple of the dense rate, not at a rate
 	 * of their own: fitted freely, that rate came out 5× too fast (123 GFLOP/s for a 3×3, which runs at
 	 * 22-24 here, dense convolutions at 87-177) and activation bytes took the difference, so networks
 	 * unlike the zoo's mobilenets were mispriced (convmixer's six 5×5s at 9 ms of their 38). On two
 	 * threads the ratio differs and is left to the fit (term 1). */
 	if (threads <= 1) {
-		t[1] -= a->dw_flops;
-		t[0] += AB_DW_DENSE_RATIO * a->dw_weighted_flops;
+		t[AB_TERM_GROUPCONV] -= a->dw_flops;
+		t[AB_TERM_CONV] += AB_DW_DENSE_RATIO * a->dw_weighted_flops;
 	} else {
-		t[1] += a->dw_extra_flops;
+		t[AB_TERM_GROUPCONV] += a->dw_extra_flops;
 	}
-	t[13] = a->param_tensors * (adam ? AB_ADAM_STEP_TENSOR : 1.0);
-	t[14] = a->norm_rows;
+	t[AB_TERM_OPT_TENSORS] = a->param_tensors * (adam ? AB_ADAM_STEP_TENSOR : 1.0);
+	t[AB_TERM_NORM_ROWS] = a->norm_rows;
 	/* The parameter-sized traffic of the step (terms 5 and 9) runs from cache when weights, gradients and
 	 * optimizer state fit in it: the share that fits moves to term 15. */
 	double foot = (double)M->weights * (adam ? 4 : 3), fit = foot > AB_LLC_BYTES ? AB_LLC_BYTES / foot : 1;
-	t[15] = (t[5] + t[9]) * fit;
-	t[5] *= 1 - fit;
-	t[9] *= 1 - fit;
+	t[AB_TERM_STEP_CACHE] = (t[AB_TERM_STEP_WEIGHTS] + t[AB_TERM_OPT_BYTES]) * fit;
+	t[AB_TERM_STEP_WEIGHTS] *= 1 - fit;
+	t[AB_TERM_OPT_BYTES] *= 1 - fit;
 	t[AB_TERM_ARITH] = a->arith;
 }
+
+const char *const ab_term_names[AB_TIME_TERMS] = {
+	[AB_TERM_CONV] = "conv_flops",
+	[AB_TERM_GROUPCONV] = "groupconv_flops",
+	[AB_TERM_MATMUL] = "matmul_flops",
+	[AB_TERM_ACT_BYTES] = "activation_bytes",
+	[AB_TERM_KERNELS] = "kernel_layers",
+	[AB_TERM_STEP_WEIGHTS] = "step_weight_bytes",
+	[AB_TERM_MATMUL_THIN] = "thin_matmul_flops",
+	[AB_TERM_VIEWS] = "view_layers",
+	[AB_TERM_WEIGHT_READS] = "weight_read_bytes",
+	[AB_TERM_OPT_BYTES] = "optimizer_bytes",
+	[AB_TERM_RNN_STEPS] = "recurrent_steps",
+	[AB_TERM_RNN_BYTES] = "recurrent_bytes",
+	[AB_TERM_IM2COL] = "im2col_conv_flops",
+	[AB_TERM_OPT_TENSORS] = "optimizer_tensors",
+	[AB_TERM_NORM_ROWS] = "norm_rows",
+	[AB_TERM_STEP_CACHE] = "step_cache_bytes",
+	[AB_TERM_ARITH] = "activation_arith",
+};
+_Static_assert(AB_TIME_TERMS == 17, "a new time term needs its name in ab_term_names, its rate in ab_term_rate "
+               "and a bundle version (predictor.c)");
 
 /* Which profile rate prices each term (ab_time_terms lists the terms): FLOPs at the rate of their kind of
  * kernel, bytes at the rate of their kind of traffic, fixed costs at a tiny kernel's, a view's, a step's. */
 const int ab_term_rate[AB_TIME_TERMS] = {
-	AB_RATE_CONV_DENSE,        /* 0 conv FLOPs */
-	AB_RATE_CONV_DEPTHWISE,    /* 1 grouped-conv FLOPs */
-	AB_RATE_MATMUL_SQUARE,     /* 2 matrix-product FLOPs */
-	AB_RATE_ELTWISE_MEMORY,    /* 3 activation bytes */
-	AB_RATE_DISPATCH,          /* 4 kernel layers (measured µs) */
-	AB_RATE_WEIGHT_STREAM,     /* 5 weight bytes of the step's gradient writes */
-	AB_RATE_MATMUL_THIN,       /* 6 thin matrix-product FLOPs */
-	AB_RATE_VIEW,              /* 7 view layers */
-	AB_RATE_WEIGHT_STREAM,     /* 8 weight bytes read by layers */
-	AB_RATE_OPTIMIZER_BYTES,   /* 9 the optimizer step's bytes */
-	AB_RATE_RECURRENT_STEP,    /* 10 recurrent steps */
-	AB_RATE_RECURRENT_WEIGHTS, /* 11 recurrent weight bytes re-read */
-	AB_RATE_CONV_IM2COL,       /* 12 im2col + BLAS convolution FLOPs */
-	AB_RATE_OPTIMIZER_TENSORS, /* 13 the step's parameter tensors */
-	AB_RATE_NORM_ROWS,         /* 14 batch-norm rows on tiny maps */
-	AB_RATE_OPTIMIZER_CACHE,   /* 15 the step's traffic that stays in cache */
-	AB_RATE_ACTIVATION_ARITH,  /* 16 activation arithmetic (ns beyond a ReLU's) */
+	[AB_TERM_CONV] = AB_RATE_CONV_DENSE,
+	[AB_TERM_GROUPCONV] = AB_RATE_CONV_DEPTHWISE,
+	[AB_TERM_MATMUL] = AB_RATE_MATMUL_SQUARE,
+	[AB_TERM_ACT_BYTES] = AB_RATE_ELTWISE_MEMORY,
+	[AB_TERM_KERNELS] = AB_RATE_DISPATCH,
+	[AB_TERM_STEP_WEIGHTS] = AB_RATE_WEIGHT_STREAM,
+	[AB_TERM_MATMUL_THIN] = AB_RATE_MATMUL_THIN,
+	[AB_TERM_VIEWS] = AB_RATE_VIEW,
+	[AB_TERM_WEIGHT_READS] = AB_RATE_WEIGHT_STREAM,
+	[AB_TERM_OPT_BYTES] = AB_RATE_OPTIMIZER_BYTES,
+	[AB_TERM_RNN_STEPS] = AB_RATE_RECURRENT_STEP,
+	[AB_TERM_RNN_BYTES] = AB_RATE_RECURRENT_WEIGHTS,
+	[AB_TERM_IM2COL] = AB_RATE_CONV_IM2COL,
+	[AB_TERM_OPT_TENSORS] = AB_RATE_OPTIMIZER_TENSORS,
+	[AB_TERM_NORM_ROWS] = AB_RATE_NORM_ROWS,
+	[AB_TERM_STEP_CACHE] = AB_RATE_OPTIMIZER_CACHE,
+	[AB_TERM_ARITH] = AB_RATE_ACTIVATION_ARITH,
 };
+
 
 /* Term 16 counts nanoseconds of one thread beyond a ReLU's (a Mish: 14.3 ns per element, analysis.c); the
  * profile measures a Mish's excess per element in seconds: its coefficient in profile mode is fixed at
@@ -347,20 +372,20 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 	if (a->layer_view[i] == AB_LAYER_FREE || a->layer_view[i] == AB_LAYER_FUSED)
 		return 0;
 	if (a->layer_view[i] == AB_LAYER_VIEW)
-		return c[7];
+		return c[AB_TERM_VIEWS];
 	int slow = l->category == ABACUS_CAT_CONV &&
 	           (a->costs[i].slow_path & (threads > 1 ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD));
-	int k = ab_layer_thin(l) ? 6 : slow ? 12 : flop_term(l->category);
+	int k = ab_layer_thin(l) ? AB_TERM_MATMUL_THIN : slow ? AB_TERM_IM2COL : flop_term(l->category);
 	double wb = ab_layer_weight_bytes(a, i);
-	double w = c[3] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[8] * wb + c[4] * ab_layer_dispatch(a, i) +
-	           c[10] * (double)a->costs[i].serial_steps + c[11] * (double)a->costs[i].serial_bytes +
-	           c[14] * (double)a->costs[i].norm_rows + c[AB_TERM_ARITH] * ab_layer_arith(a, i);
+	double w = c[AB_TERM_ACT_BYTES] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[AB_TERM_WEIGHT_READS] * wb + c[AB_TERM_KERNELS] * ab_layer_dispatch(a, i) +
+	           c[AB_TERM_RNN_STEPS] * (double)a->costs[i].serial_steps + c[AB_TERM_RNN_BYTES] * (double)a->costs[i].serial_bytes +
+	           c[AB_TERM_NORM_ROWS] * (double)a->costs[i].norm_rows + c[AB_TERM_ARITH] * ab_layer_arith(a, i);
 	const double *dw = a->costs[i].dw_weight;
-	if (k == 1 && dw[0] > 0)
-		w += (threads <= 1 ? c[0] * AB_DW_DENSE_RATIO : c[1]) *
+	if (k == AB_TERM_GROUPCONV && dw[0] > 0)
+		w += (threads <= 1 ? c[AB_TERM_CONV] * AB_DW_DENSE_RATIO : c[AB_TERM_GROUPCONV]) *
 		     (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);
-	else if (k == 0 && a->costs[i].pad_weight > 1)
-		w += c[0] * a->costs[i].pad_weight * ((double)l->forward_flops + (double)l->backward_flops);
+	else if (k == AB_TERM_CONV && a->costs[i].pad_weight > 1)
+		w += c[AB_TERM_CONV] * a->costs[i].pad_weight * ((double)l->forward_flops + (double)l->backward_flops);
 	else if (k >= 0) {
 		double f = (double)l->forward_flops + (double)l->backward_flops, s = (double)a->costs[i].serial_flops;
 		w += c[k] * (s < f ? f - s : 0);
@@ -370,8 +395,8 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 
 double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS])
 {
-	return m->coef[hw][5] * terms[5] + m->coef[hw][9] * terms[9] + m->coef[hw][13] * terms[13] +
-	       m->coef[hw][15] * terms[15];
+	return m->coef[hw][AB_TERM_STEP_WEIGHTS] * terms[AB_TERM_STEP_WEIGHTS] + m->coef[hw][AB_TERM_OPT_BYTES] * terms[AB_TERM_OPT_BYTES] + m->coef[hw][AB_TERM_OPT_TENSORS] * terms[AB_TERM_OPT_TENSORS] +
+	       m->coef[hw][AB_TERM_STEP_CACHE] * terms[AB_TERM_STEP_CACHE];
 }
 
 double ab_model_calib(const ab_model *m, int hw, double calib)

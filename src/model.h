@@ -23,8 +23,32 @@
 #define AB_MAX_MACHINES 64 /* machine profiles one evaluation attaches */
 #define AB_MIN_NOISE_PAIRS 10 /* repeated pairs a hardware id needs for its rows to be weighted by their noise */
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
-#define AB_TIME_TERMS 17
-#define AB_TERM_ARITH 16 /* activation arithmetic beyond a ReLU's, ns of one thread (model.c) */
+/* The analytic time terms (model.c ab_time_terms says what each counts and why): named, never numbered,
+ * because the bundle, the tests and the profile's rates all refer to them. A new term goes before
+ * AB_TIME_TERMS and gets a name in ab_term_names (model.c; a _Static_assert checks the count), and bundles
+ * written before it are refused by name (predictor.c). */
+typedef enum ab_term {
+	AB_TERM_CONV,         /* dense convolution FLOPs (oneDNN) */
+	AB_TERM_GROUPCONV,    /* grouped and depthwise convolution FLOPs */
+	AB_TERM_MATMUL,       /* matrix-product FLOPs */
+	AB_TERM_ACT_BYTES,    /* activation bytes read and written by layers */
+	AB_TERM_KERNELS,      /* kernel layers, each weighted by its measured fixed cost */
+	AB_TERM_STEP_WEIGHTS, /* weight bytes of the gradients' writes */
+	AB_TERM_MATMUL_THIN,  /* thin matrix-product FLOPs */
+	AB_TERM_VIEWS,        /* view layers (no kernel) */
+	AB_TERM_WEIGHT_READS, /* weight bytes read by layers */
+	AB_TERM_OPT_BYTES,    /* the optimizer step's bytes */
+	AB_TERM_RNN_STEPS,    /* recurrent steps run one after another */
+	AB_TERM_RNN_BYTES,    /* recurrent weight bytes those steps re-read */
+	AB_TERM_IM2COL,       /* FLOPs of convolutions on PyTorch's im2col + BLAS path */
+	AB_TERM_OPT_TENSORS,  /* the optimizer step's parameter tensors */
+	AB_TERM_NORM_ROWS,    /* batch-norm rows on maps too small to vectorise */
+	AB_TERM_STEP_CACHE,   /* the step's parameter traffic that stays in the last-level cache */
+	AB_TERM_ARITH,        /* activation arithmetic beyond a ReLU's, ns of one thread */
+	AB_TIME_TERMS
+} ab_term;
+/* Each term's name, as bundles write it ("conv_flops", ...). */
+extern const char *const ab_term_names[AB_TIME_TERMS];
 /* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
  * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
  * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes and

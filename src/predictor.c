@@ -4,19 +4,21 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 15      (14 is read too: it has no profile section)
+ *   abacus-predictor 16      (14 and 15 are read too: see below)
  *   schema <features> <fnv64 of the feature names>
+ *   features <features>   then one line per feature column, in order: "f <name>" (the last is "threads")
+ *   terms <K> <name_1> ... <name_K>   the analytic time terms, in order (model.h ab_term_names)
  *   hw <count>            then per hardware id:  hw_id <id> <threads> <median calib_s> <use calib: 0|1>
  *                         (0: the hardware's speed index proved noisier than its times, and is not used)
  *   base <K> <c_1> ... <c_K>   one line per hardware id, in the order above: seconds per unit of each
- *                              analytic time term, per unit of calib (K = AB_TIME_TERMS = 17, in
- *                              the order of model.c's ab_time_terms)
+ *                              analytic time term, per unit of calib (K = AB_TIME_TERMS, in the
+ *                              order of the terms line)
  *   rows <training rows>  digest <fnv64 of the training rows>
  *   intervals <time q05> <time q95> <memory q05> <memory q95>      (log residuals)
  *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
  *       <feature> <threshold> <yes> <no> <missing> <leaf value>        (feature -1: a leaf)
  *   ensemble memory ...
- *   (version 15, when trained with machine profiles:)
+ *   (version 15 and later, when trained with machine profiles:)
  *   profile <rows> <machines> <id_1> ... <id_n>   the profile-mode time model (model.h), trained on the
  *                                                rows of the machines that have a profile
  *   base <K> <c_1> ... <c_K>   seconds per unit of each term per second of its measured profile rate
@@ -24,7 +26,9 @@
  *   ensemble profile_time ...
  *   end
  *
- * A bundle of another version or feature schema is refused with a message that says to retrain.
+ * A bundle of another version or feature schema is refused with a message that says to retrain. Versions
+ * 14 and 15 have no names: their terms are the seventeen of v15_terms, and a bundle whose feature or term
+ * names differ from this code's is refused naming the first difference, never read into the wrong columns.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,11 +39,19 @@
 
 #include "model.h"
 
-#define BUNDLE_VERSION 15 /* 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
+#define BUNDLE_VERSION 16 /* 16: feature and term names; 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
                          * convolutions apart); 6: twelve (recurrent steps and
                          * bytes); 5: ten (weight bytes, optimizer state apart); 4: eight; 3: one set of seven;
                          * 2: six; 1: four */
 #define MAX_TREES 100000
+
+/* The time terms of bundle versions 14 and 15, which did not write their names. */
+static const char *const v15_terms[] = {
+	"conv_flops", "groupconv_flops", "matmul_flops", "activation_bytes", "kernel_layers", "step_weight_bytes",
+	"thin_matmul_flops", "view_layers", "weight_read_bytes", "optimizer_bytes", "recurrent_steps",
+	"recurrent_bytes", "im2col_conv_flops", "optimizer_tensors", "norm_rows", "step_cache_bytes",
+	"activation_arith",
+};
 
 struct abacus_predictor {
 	ab_model m;
@@ -65,6 +77,15 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 		h *= 1099511628211ULL;
 	}
 	return h;
+}
+
+/* Column i of the predictor's input: the graph's features, then the hardware's thread count. */
+static void feature_column_name(char *buf, size_t len, int i)
+{
+	if ((size_t)i < abacus_features_count())
+		abacus_feature_name(buf, len, (size_t)i);
+	else
+		snprintf(buf, len, "threads");
 }
 
 static uint64_t schema_hash(void)
@@ -381,8 +402,17 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 	ab_buf b = { 0 };
 	*out = NULL;
 	*len = 0;
-	ab_buf_printf(&b, "abacus-predictor %d\nschema %d %016llx\nhw %d\n", BUNDLE_VERSION, p->d,
-	              (unsigned long long)p->schema, p->n_hw);
+	ab_buf_printf(&b, "abacus-predictor %d\nschema %d %016llx\nfeatures %d\n", BUNDLE_VERSION, p->d,
+	              (unsigned long long)p->schema, p->d);
+	for (int i = 0; i < p->d; i++) {
+		char name[128];
+		feature_column_name(name, sizeof name, i);
+		ab_buf_printf(&b, "f %s\n", name);
+	}
+	ab_buf_printf(&b, "terms %d", AB_TIME_TERMS);
+	for (int i = 0; i < AB_TIME_TERMS; i++)
+		ab_buf_printf(&b, " %s", ab_term_names[i]);
+	ab_buf_printf(&b, "\nhw %d\n", p->n_hw);
 	for (int h = 0; h < p->n_hw; h++)
 		ab_buf_printf(&b, "hw_id %s %d %a %d\n", p->hw_ids[h], p->hw_threads[h], p->m.calib[h], p->m.use_calib[h]);
 	for (int h = 0; h < p->n_hw; h++) {
@@ -538,6 +568,62 @@ static int get_ensemble(reader *r, const char *name, ab_ensemble *e, int d, abac
 	return 0;
 }
 
+/* The bundle's time terms against this code's, by name: a bundle of another time model is refused naming
+ * the first term that differs, instead of pricing one term at another's coefficient. */
+static int check_terms(const char *const *names, int k, abacus_error *err)
+{
+	for (int i = 0; i < k && i < AB_TIME_TERMS; i++)
+		if (strcmp(names[i], ab_term_names[i]))
+			return ab_err(err, ABACUS_EUNSUPPORTED, "",
+			              "the bundle's time term %d is '%s' where this abacus has '%s' (another version of "
+			              "the time model): retrain it with 'abacus train'",
+			              i + 1, names[i], ab_term_names[i]);
+	if (k != AB_TIME_TERMS)
+		return ab_err(err, ABACUS_EUNSUPPORTED, "",
+		              "the bundle has %d time terms, this abacus %d (its term %d is '%s'): retrain it with "
+		              "'abacus train'",
+		              k, AB_TIME_TERMS, (k < AB_TIME_TERMS ? k : AB_TIME_TERMS) + 1,
+		              k < AB_TIME_TERMS ? ab_term_names[k] : names[AB_TIME_TERMS]);
+	return 0;
+}
+
+/* "features <d>", d lines "f <name>", "terms <K> <names>" (version 16): each name must be this code's. */
+static int check_names(reader *r, int d, abacus_error *err)
+{
+	int n;
+	if (next_line(r) || sscanf(r->buf, "features %d", &n) != 1 || n != d)
+		return bad(r, err, "expected 'features <count>' with the schema's count");
+	for (int i = 0; i < n; i++) {
+		char want[128];
+		feature_column_name(want, sizeof want, i);
+		if (next_line(r) || strncmp(r->buf, "f ", 2))
+			return bad(r, err, "expected 'f <feature name>'");
+		if (strcmp(r->buf + 2, want))
+			return ab_err(err, ABACUS_EUNSUPPORTED, "",
+			              "the bundle's feature column %d is '%.100s' where this abacus has '%s': retrain it "
+			              "with 'abacus train'",
+			              i + 1, r->buf + 2, want);
+	}
+	int k, used;
+	if (next_line(r) || sscanf(r->buf, "terms %d%n", &k, &used) != 1 || k < 1 || k > 64)
+		return bad(r, err, "expected 'terms <K> <name_1> ... <name_K>'");
+	char store[64][48];
+	const char *names[64];
+	const char *s = r->buf + used;
+	for (int i = 0; i < k; i++) {
+		int u;
+		if (sscanf(s, "%47s%n", store[i], &u) != 1)
+			return bad(r, err, "the 'terms' line names fewer terms than it counts");
+		names[i] = store[i];
+		s += u;
+	}
+	while (*s == ' ' || *s == '\r')
+		s++;
+	if (*s)
+		return bad(r, err, "the 'terms' line names more terms than it counts");
+	return check_terms(names, k, err);
+}
+
 int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, abacus_error *err)
 {
 	*out = NULL;
@@ -551,7 +637,7 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		rc = ab_err(err, ABACUS_EPARSE, "", "not an abacus predictor bundle (no 'abacus-predictor' header)");
 		goto out;
 	}
-	if (version != BUNDLE_VERSION && version != 14) { /* 14 is 15 without the profile section */
+	if (version != BUNDLE_VERSION && version != 15 && version != 14) { /* 14 is 15 without the profile section */
 		rc = ab_err(err, ABACUS_EUNSUPPORTED, "",
 		            "predictor bundle version %d; this abacus reads version %d: retrain it with 'abacus train'", version,
 		            BUNDLE_VERSION);
@@ -563,6 +649,13 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		goto out;
 	}
 	p->schema = schema;
+	/* By name first (version 16): the message then says which column or term differs. */
+	if (p->d < 1 || p->d > 1 << 16) {
+		rc = bad(&r, err, "expected 'schema <columns> <hash>' with 1 to 65536 columns");
+		goto out;
+	}
+	if (version >= 16 ? (rc = check_names(&r, p->d, err)) : (rc = check_terms(v15_terms, 17, err)))
+		goto out;
 	if (p->d != (int)abacus_features_count() + 1 || p->schema != schema_hash()) {
 		rc = ab_err(err, ABACUS_EUNSUPPORTED, "",
 		            "the bundle's feature schema (%d columns, hash %016llx) differs from this abacus' (%d columns): "

@@ -99,10 +99,10 @@ void test_fusion_patterns(void)
 			all += ab_layer_dispatch(a, i);
 			kernels += a->layer_view[i] == AB_LAYER_KERNEL ? ab_layer_dispatch(a, i) : 0;
 		}
-		CHECK(t[4] == kernels);
+		CHECK(t[AB_TERM_KERNELS] == kernels);
 		CHECK(kernels < all);
 		CHECK(a->fused_bytes > 0 &&
-		      t[3] == (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes - a->weight_bytes);
+		      t[AB_TERM_ACT_BYTES] == (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes - a->weight_bytes);
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
 	}

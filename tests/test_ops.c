@@ -276,7 +276,7 @@ void test_batchnorm_small_maps(void)
 	ANALYZE(m, 8);
 	double t[AB_TIME_TERMS];
 	ab_time_terms(t, a, 1);
-	CHECK(t[14] == 8192);
+	CHECK(t[AB_TERM_NORM_ROWS] == 8192);
 	int64_t sum = 0, most = 0;
 	for (size_t i = 0; i < a->n_layers; i++) {
 		sum += a->costs[i].norm_rows;
@@ -315,9 +315,9 @@ void test_step_cache_share(void)
 			double t[AB_TIME_TERMS], W = (double)(sides[k] * sides[k] * 4);
 			ab_time_terms(t, a, 1);
 			double fit = k == 0 ? 1 : k == 1 ? 1.0 / 6 : 1.0 / 8, step = k == 2 ? AB_ADAM_STEP_BYTES : 1;
-			CHECK(fabs(t[15] - (W * 2 / 3 + W * step) * fit) < 1e-6 * W);
-			CHECK(fabs(t[5] - W * 2 / 3 * (1 - fit)) < 1e-6 * W);
-			CHECK(fabs(t[9] - W * step * (1 - fit)) < 1e-6 * W);
+			CHECK(fabs(t[AB_TERM_STEP_CACHE] - (W * 2 / 3 + W * step) * fit) < 1e-6 * W);
+			CHECK(fabs(t[AB_TERM_STEP_WEIGHTS] - W * 2 / 3 * (1 - fit)) < 1e-6 * W);
+			CHECK(fabs(t[AB_TERM_OPT_BYTES] - W * step * (1 - fit)) < 1e-6 * W);
 		}
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
@@ -346,7 +346,7 @@ void test_weight_passes(void)
 		ANALYZE(m, 4);
 		ab_time_terms(t, a, 1);
 		CHECK(fabs(a->nodx_weight_bytes - 8192) < 1e-9);
-		CHECK(fabs(t[15] - (2048 + 8192 * 2.0 / 3) - (2048 + 8192)) < 1e-6); /* all in cache: t[5] moved */
+		CHECK(fabs(t[AB_TERM_STEP_CACHE] - (2048 + 8192 * 2.0 / 3) - (2048 + 8192)) < 1e-6); /* all in cache: t[AB_TERM_STEP_WEIGHTS] moved */
 		DONE();
 	}
 	tb_model *e = tb_new(14);
@@ -357,7 +357,7 @@ void test_weight_passes(void)
 	ANALYZE(e, 2);
 	ab_time_terms(t, a, 1);
 	CHECK(fabs(a->nodx_weight_bytes - 3200) < 1e-9);
-	CHECK(fabs(t[15] - 3200 * 2.0 / 3 - 3200) < 1e-6);
+	CHECK(fabs(t[AB_TERM_STEP_CACHE] - 3200 * 2.0 / 3 - 3200) < 1e-6);
 	DONE();
 }
 
@@ -413,15 +413,15 @@ void test_lstm_serial_terms(void)
 	ANALYZE(lstm_model(2), 2);
 	double t[AB_TIME_TERMS];
 	ab_time_terms(t, a, 1);
-	CHECK(t[10] == 10);
-	CHECK(t[11] == 3750800);
+	CHECK(t[AB_TERM_RNN_STEPS] == 10);
+	CHECK(t[AB_TERM_RNN_BYTES] == 3750800);
 	CHECK(a->serial_steps == 10);
 	CHECK(a->serial_bytes == 3750800);
 	CHECK(a->n_layers == 1);
 	if (a->n_layers == 1)
 		CHECK(a->costs[0].serial_flops == 216000);
 	CHECK(a->layers[0].forward_flops + a->layers[0].backward_flops == 264000);
-	CHECK(t[2] + t[6] == 48000);
+	CHECK(t[AB_TERM_MATMUL] + t[AB_TERM_MATMUL_THIN] == 48000);
 	/* The forward holds the input projection (5 steps × batch 2 × 80 gates) and, bidirectional, the two
 	 * directions' stacked outputs (2 × 5 × 2 × 20) beside what it leaves: 4800 floats. It keeps 7.5 × 20
 	 * floats per step, sample and direction (5 × 2 × 2 × 150 = 3000) and 4400 bytes per step and
@@ -807,10 +807,10 @@ void test_conv_channel_blocks(void)
 			CHECK_EQ_I64(l->forward_flops, 442368);
 			CHECK_EQ_I64(l->backward_flops, 442368);
 			CHECK(fabs(a->costs[0].pad_weight - 16.0 / 3.0) < 1e-12);
-			CHECK(fabs(t[0] - f * 16.0 / 3.0) < 1e-6 * f);
+			CHECK(fabs(t[AB_TERM_CONV] - f * 16.0 / 3.0) < 1e-6 * f);
 		} else {
 			CHECK(a->costs[0].pad_weight == 0);
-			CHECK(t[0] == f);
+			CHECK(t[AB_TERM_CONV] == f);
 		}
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
@@ -936,10 +936,10 @@ void test_conv_slow_path(void)
 		double t1[AB_TIME_TERMS], t2[AB_TIME_TERMS];
 		ab_time_terms(t1, a, 1);
 		ab_time_terms(t2, a, 2);
-		CHECK(t1[12] == one);
-		CHECK(t2[12] == many);
-		CHECK(t1[0] + t1[12] == f1 + f3);
-		CHECK(t2[0] + t2[12] == f1 + f3);
+		CHECK(t1[AB_TERM_IM2COL] == one);
+		CHECK(t2[AB_TERM_IM2COL] == many);
+		CHECK(t1[AB_TERM_CONV] + t1[AB_TERM_IM2COL] == f1 + f3);
+		CHECK(t2[AB_TERM_CONV] + t2[AB_TERM_IM2COL] == f1 + f3);
 		DONE();
 	}
 }
@@ -977,12 +977,12 @@ void test_depthwise_backward_term(void)
 	double f5_fwd = out * 25 * 2, f5_bwd = out * 25 * 2 * 2;
 	double fd_fwd = out * 9 * 2, fd_bwd = out * 9 * 2 * 2;
 	double want = f3 + pow(9.0 / 25, 0.65) * f5_fwd + 6.5 * f5_bwd + fd_fwd + 11 * fd_bwd;
-	CHECK(fabs(t2[1] - want) < 1e-9 * want);
-	CHECK(t2[0] == 0);
-	CHECK(t2[12] == 0);
-	CHECK(fabs(t[0] - AB_DW_DENSE_RATIO * want) < 1e-9 * want);
-	CHECK(fabs(t[1]) < 1e-9 * want);
-	CHECK(t[12] == 0);
+	CHECK(fabs(t2[AB_TERM_GROUPCONV] - want) < 1e-9 * want);
+	CHECK(t2[AB_TERM_CONV] == 0);
+	CHECK(t2[AB_TERM_IM2COL] == 0);
+	CHECK(fabs(t[AB_TERM_CONV] - AB_DW_DENSE_RATIO * want) < 1e-9 * want);
+	CHECK(fabs(t[AB_TERM_GROUPCONV]) < 1e-9 * want);
+	CHECK(t[AB_TERM_IM2COL] == 0);
 	DONE();
 }
 
@@ -1066,8 +1066,8 @@ void test_dispatch_weights(void)
 	double t[AB_TIME_TERMS];
 	ab_time_terms(t, a, 1);
 	CHECK(fabs(a->dispatch - 103.2) < 1e-9);
-	CHECK(fabs(t[4] - 103.2) < 1e-9);
-	CHECK(fabs(t[7] - 1) < 1e-9);
+	CHECK(fabs(t[AB_TERM_KERNELS] - 103.2) < 1e-9);
+	CHECK(fabs(t[AB_TERM_VIEWS] - 1) < 1e-9);
 	DONE();
 }
 

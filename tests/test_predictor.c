@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tests.h"
+#include "model.h"
 #include "trees.h"
 #include "util.h"
 
@@ -66,25 +67,28 @@ void test_arith_rate_fixed(void)
 	char *b;
 	size_t n;
 	CHECK(abacus_predictor_save(&b, &n, p, &err) == 0);
-	const char *hw = strstr(b, "\nhw_id cpu1 1 "), *base = strstr(b, "\nbase 17 ");
-	CHECK(hw != NULL && base != NULL);
-	double calib = 0, c[17] = { 0 };
+	char head[32];
+	snprintf(head, sizeof head, "\nbase %d ", AB_TIME_TERMS);
+	const char *hw = strstr(b, "\nhw_id cpu1 1 "), *base = strstr(b, head);
+	CHECK(hw != NULL);
+	CHECK(base != NULL);
+	double calib = 0, c[AB_TIME_TERMS] = { 0 };
 	int got = 0;
 	if (hw && base) {
 		got = sscanf(hw, "\nhw_id cpu1 1 %la", &calib);
-		const char *q = base + strlen("\nbase 17");
-		for (int i = 0; i < 17; i++) {
+		const char *q = base + strlen(head);
+		for (int i = 0; i < AB_TIME_TERMS; i++) {
 			char *end;
 			c[i] = strtod(q, &end);
 			got += end != q;
 			q = end;
 		}
 	}
-	CHECK(got == 18);
-	if (got == 18) {
+	CHECK_EQ_I64(got, AB_TIME_TERMS + 1);
+	if (got == AB_TIME_TERMS + 1) {
 		CHECK(calib > 0);
-		CHECK(c[16] > 0);
-		CHECK(fabs(c[16] * calib / 1e-9 - 1) < 1e-12);
+		CHECK(c[AB_TERM_ARITH] > 0);
+		CHECK(fabs(c[AB_TERM_ARITH] * calib / 1e-9 - 1) < 1e-12);
 	}
 	abacus_buffer_free(b);
 	abacus_predictor_free(p);
@@ -474,4 +478,79 @@ void test_tree_row_weights(void)
 			CHECK(fabs(f) < 0.01);
 		ab_ensemble_free(&e);
 	}
+}
+
+/* Replaces the first occurrence of `from` in the NUL-terminated bundle `b` (a buffer of `cap` bytes) by
+ * `to`; returns the new length, or 0 when `from` is absent or the result would not fit. */
+static size_t bundle_replace(char *b, size_t cap, const char *from, const char *to)
+{
+	char *at = strstr(b, from);
+	size_t n = strlen(b), lf = strlen(from), lt = strlen(to);
+	if (!at || n - lf + lt + 1 > cap)
+		return 0;
+	memmove(at + lt, at + lf, n - (size_t)(at - b) - lf + 1);
+	memcpy(at, to, lt);
+	return n - lf + lt;
+}
+
+/* Bundles name their feature columns and time terms (version 16); one whose names differ from the code's is
+ * refused naming the first difference, and a version-15 bundle (no names: its terms are the seventeen of
+ * that version) still loads and predicts exactly what its version-16 save does. */
+void test_bundle_names(void);
+void test_bundle_names(void)
+{
+	abacus_predictor *p = train_small(3, NULL);
+	CHECK(p != NULL);
+	if (!p)
+		return;
+	abacus_error err;
+	char *b;
+	size_t n;
+	CHECK(abacus_predictor_save(&b, &n, p, &err) == 0);
+	CHECK_STR_CONTAINS(b, "\nterms 17 conv_flops groupconv_flops matmul_flops ");
+	CHECK_STR_CONTAINS(b, " activation_arith\nhw ");
+	CHECK_STR_CONTAINS(b, "\nfeatures ");
+	CHECK_STR_CONTAINS(b, "\nf batch\nf optimizer_adam\n");
+	size_t cap = n + 64;
+	char *c = malloc(cap);
+	abacus_predictor *q = NULL;
+	/* A renamed term. */
+	memcpy(c, b, n + 1);
+	CHECK(bundle_replace(c, cap, " kernel_layers ", " kernel_launches ") > 0);
+	CHECK_EQ_I64(abacus_predictor_load(&q, c, strlen(c), &err), ABACUS_EUNSUPPORTED);
+	CHECK(q == NULL);
+	CHECK_STR_CONTAINS(err.msg, "time term 5 is 'kernel_launches' where this abacus has 'kernel_layers'");
+	CHECK_STR_CONTAINS(err.msg, "retrain");
+	/* One term fewer (the bundle of an older time model). */
+	memcpy(c, b, n + 1);
+	CHECK(bundle_replace(c, cap, "terms 17 ", "terms 16 ") > 0);
+	CHECK(bundle_replace(c, cap, " activation_arith\n", "\n") > 0);
+	CHECK_EQ_I64(abacus_predictor_load(&q, c, strlen(c), &err), ABACUS_EUNSUPPORTED);
+	CHECK_STR_CONTAINS(err.msg, "the bundle has 16 time terms, this abacus 17 (its term 17 is 'activation_arith')");
+	/* A feature column of another name. */
+	memcpy(c, b, n + 1);
+	CHECK(bundle_replace(c, cap, "\nf optimizer_adam\n", "\nf optimizer_sgd\n") > 0);
+	CHECK_EQ_I64(abacus_predictor_load(&q, c, strlen(c), &err), ABACUS_EUNSUPPORTED);
+	CHECK_STR_CONTAINS(err.msg, "feature column 2 is 'optimizer_sgd' where this abacus has 'optimizer_adam'");
+	/* The same bundle as version 15 wrote it: no names, read as its seventeen terms. */
+	memcpy(c, b, n + 1);
+	CHECK(bundle_replace(c, cap, "abacus-predictor 16\n", "abacus-predictor 15\n") > 0);
+	char *f0 = strstr(c, "\nfeatures "), *h0 = strstr(c, "\nhw ");
+	CHECK(f0 != NULL);
+	CHECK(h0 != NULL);
+	if (f0 && h0 && f0 < h0) {
+		memmove(f0, h0, strlen(h0) + 1);
+		CHECK_EQ_I64(abacus_predictor_load(&q, c, strlen(c), &err), 0);
+		if (q) {
+			abacus_prediction a1, a2;
+			CHECK_EQ_I64(predict_file(&a1, p, "tests/data/graphs/resnet18-32.onnx", 8), 0);
+			CHECK_EQ_I64(predict_file(&a2, q, "tests/data/graphs/resnet18-32.onnx", 8), 0);
+			CHECK(a1.time_s == a2.time_s);
+			CHECK(a1.memory_bytes == a2.memory_bytes);
+			abacus_predictor_free(q);
+		}
+	}
+	free(c);
+	abacus_buffer_free(b);
+	abacus_predictor_free(p);
 }
