@@ -598,6 +598,8 @@ static int check_names(reader *r, int d, abacus_error *err)
 		feature_column_name(want, sizeof want, i);
 		if (next_line(r) || strncmp(r->buf, "f ", 2))
 			return bad(r, err, "expected 'f <feature name>'");
+		if (r->p >= r->end) /* a name cut short by the end of the file is truncation, not another schema */
+			return bad(r, err, "the file ends inside the feature names");
 		if (strcmp(r->buf + 2, want))
 			return ab_err(err, ABACUS_EUNSUPPORTED, "",
 			              "the bundle's feature column %d is '%.100s' where this abacus has '%s': retrain it "
