@@ -80,6 +80,7 @@ check: $(B)/abacus $(B)/test_abacus $(B)/example $(REPLAYS)
 	$(B)/test_abacus
 	@for t in $(FUZZ_TARGETS); do printf "fuzz corpus %s: " $$t; $(B)/replay_$$t fuzz/corpus/$$t/* || exit 1; done
 	ABACUS=$(B)/abacus sh tests/cli_test.sh
+	sh tests/boundary_test.sh
 	$(B)/abacus train tests/data/small.csv --out $(B)/small.abacus --rounds 40
 	$(B)/example $(B)/small.abacus tests/data/graphs/resnet18-64.onnx 256
 

@@ -10,7 +10,7 @@
 
 static const char help[] =
 	"usage: abacus inspect FILE [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam]\n"
-	"                      [--format table|csv|json] [--strict] [--svg FILE]\n"
+	"                      [--runtime NAME] [--format table|csv|json] [--strict] [--svg FILE]\n"
 	"\n"
 	"Loads an ONNX graph (weights may be stripped), resolves every shape at the given batch and input\n"
 	"sizes, and prints one row per compute layer (name, op, category, output shape, parameters, forward\n"
@@ -20,6 +20,8 @@ static const char help[] =
 	"  --batch N            value of every dynamic batch dimension (default 1)\n"
 	"  --input NAME=DIMS    shape of a graph input, e.g. input=1x3x96x96 (NAME= may be omitted for the first)\n"
 	"  --optimizer OPT      sgd (SGD with momentum, default) or adam: sets the optimizer state in memory\n"
+	"  --runtime NAME       the runtime whose kernels and training step are priced (default torch-1.13.1,\n"
+	"                       the only one this version knows)\n"
 	"  --format FMT         table (default), csv (layers only) or json\n"
 	"  --strict             fail on ops that are not in the op table instead of counting them as 'other'\n"
 	"  --svg FILE           draw the layers with the most compute and the most saved activation memory\n";

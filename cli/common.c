@@ -119,6 +119,20 @@ int cli_graph_opt(cli_graph_opts *o, const char *cmd, int argc, char **argv, int
 		o->cfg.strict = 1;
 		return 1;
 	}
+	if ((r = cli_opt(argc, argv, i, "--runtime", &v))) {
+		size_t k = 0;
+		while (r > 0 && abacus_runtime_name(k) && strcmp(abacus_runtime_name(k), v))
+			k++;
+		if (r < 0 || !abacus_runtime_name(k)) {
+			char known[256] = "";
+			for (size_t j = 0; abacus_runtime_name(j); j++)
+				snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", j ? ", " : "",
+				         abacus_runtime_name(j));
+			return -cli_usage(cmd, "--runtime must be one of: %s (got '%s')", known, r < 0 ? "" : v);
+		}
+		o->cfg.runtime = abacus_runtime_name(k);
+		return 1;
+	}
 	return 0;
 }
 

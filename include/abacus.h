@@ -104,9 +104,15 @@ typedef struct abacus_config {
 	size_t n_inputs;
 	abacus_optimizer optimizer;        /* sgd = SGD with momentum (one buffer/param), adam (two) */
 	int strict;                        /* unknown ops become an error instead of category `other` */
+	/* The runtime whose costs apply (abacus_runtime_name lists them: "torch-1.13.1"); NULL is the first, the
+	 * one the bundled dataset was measured with. An unknown name is an error of abacus_analyze. */
+	const char *runtime;
 } abacus_config;
 
-#define ABACUS_CONFIG_INIT { 1, NULL, 0, ABACUS_OPT_SGD, 0 }
+#define ABACUS_CONFIG_INIT { 1, NULL, 0, ABACUS_OPT_SGD, 0, NULL }
+
+/* The runtimes this library prices, i = 0, 1, ... until NULL; the first is the default. */
+const char *abacus_runtime_name(size_t i);
 
 /* Parses "1x3x224x224" into an input shape (name left NULL). */
 int abacus_parse_dims(abacus_input_shape *out, const char *text, abacus_error *err);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "runtime.h"
 
 static int bind_inputs(abacus_analysis *a, abacus_error *err)
 {
@@ -171,64 +172,9 @@ static double nodx_weight_bytes(const abacus_analysis *a, size_t i)
 	return b;
 }
 
-/* Measured 2026-12-03 on one thread, PyTorch 1.13: chains of 30 layers of one kind on tiny tensors (16
- * elements or channels, 4×4 maps), forward + backward, the median of 9 × 200 iterations, less an empty
- * network's time: what a layer costs beyond its arithmetic and its bytes. ReLU 4.8 µs, sigmoid 4.6,
- * x + c 5.1, x·x 6.4, dropout 8.7, softmax 4.3, LayerNorm 13.5, GELU 16.4, Linear 18.2, bmm 17.5,
- * BatchNorm 28.8, 1×1 convolution 19.4, 3×3 32.2, 1-D 23.0, depthwise 3×3 84.6, max and average pool
- * 8.3 and 9.0, cat 12, pad 9, a mean 12, nearest upsampling 17. One price per layer for all (37.5 µs
- * fitted on the zoo, whose layers are mostly convolutions and batch norms) charged a 14-layer
- * recommender of Linears and ReLUs 33 % and a WaveNet of gated activations 34 % over their time. */
 double ab_layer_dispatch(const abacus_analysis *a, size_t i)
 {
-	const abacus_layer *l = &a->layers[i];
-	if (a->fused_save[i] == AB_SAVE_NOTHING)
-		return 14; /* the last node of a decomposed LayerNorm, GELU, SiLU or Mish: one kernel */
-	switch (l->category) {
-	case ABACUS_CAT_CONV: {
-		const ab_node *n = &a->g->nodes[a->layer_node[i]];
-		int w = n->n_in > 1 ? n->in[1] : -1;
-		int64_t kk = 1;
-		for (int d = 2; w >= 0 && d < a->shapes[w].rank; d++)
-			kk *= a->shapes[w].dims[d];
-		return kk == 1 ? 19.4 : kk <= 3 ? 23.0 : 32.2;
-	}
-	case ABACUS_CAT_GROUPCONV: return a->costs[i].dw_weight[0] > 0 ? 84.6 : 32.2;
-	case ABACUS_CAT_MATMUL: return 18;
-	case ABACUS_CAT_BATCHNORM: return 28.8;
-	case ABACUS_CAT_LAYERNORM: return 13.5;
-	case ABACUS_CAT_RELU: return 4.8;
-	case ABACUS_CAT_ACT: return 4.6;
-	case ABACUS_CAT_ADD: return 5.1;
-	case ABACUS_CAT_MUL: return 6.4;
-	case ABACUS_CAT_DROPOUT: return 8.7;
-	case ABACUS_CAT_SOFTMAX: return 4.3;
-	case ABACUS_CAT_POOL: return 8.6;
-	case ABACUS_CAT_CONCAT: return 12;
-	case ABACUS_CAT_PAD: return 9;
-	case ABACUS_CAT_REDUCE: return 12;
-	case ABACUS_CAT_RESIZE: return 17;
-	default: return 10; /* element-wise, layout copies, gathers, recurrent calls (their steps apart) */
-	}
-}
-
-/* Forward + backward arithmetic per element of a single-node activation beyond a ReLU's, in ns on one
- * thread. Measured 2026-12-04, PyTorch 1.13, one thread, the median of 25 runs at 131,072 and 1,048,576
- * elements: ReLU, LeakyReLU, Hardtanh, Hardswish 0.40-0.59 ns (memory traffic, which term 3 prices by
- * bytes); sigmoid 0.79-0.92, ELU and SELU 1.35-1.46, tanh 2.49-2.73, softplus 3.10-3.23, PReLU 5.68-5.91
- * (its weight's gradient is a reduction). The decomposed SiLU, GELU and Mish get theirs in fusion.c. A
- * csp_mish (Conv-BN-Mish) left out of training came out 46 % fast without this: Mish costs 30 ReLUs. */
-static double ab_arith_ns(const char *op)
-{
-	static const struct {
-		const char *op;
-		double ns;
-	} t[] = { { "Sigmoid", 0.35 }, { "Elu", 0.9 }, { "Selu", 0.9 }, { "Tanh", 2.1 }, { "Softplus", 2.65 },
-		  { "PRelu", 5.3 }, { "Mish", AB_ARITH_MISH }, { "Gelu", AB_ARITH_GELU } };
-	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-		if (!strcmp(op, t[i].op))
-			return t[i].ns;
-	return 0;
+	return a->rt->dispatch_us(a, i);
 }
 
 double ab_layer_arith(const abacus_analysis *a, size_t i)
@@ -274,7 +220,7 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	 * end in one), and element-wise ops, normalisations and convolutions pass them on; a depthwise
 	 * convolution's backward holds far more for them (ab_cost_conv). */
 	int cl = 0;
-	if (!strcmp(n->op, "Transpose")) {
+	if (ab_node_flags(n) & AB_OP_PERMUTE) {
 		size_t np;
 		const int64_t *perm = ab_attr_ints(n, "perm", &np);
 		cl = perm && np == 4 && perm[0] == 0 && perm[1] == 3 && perm[2] == 1 && perm[3] == 2;
@@ -307,13 +253,14 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 				ab_sat_add(&k->bytes_written, shape_bytes(&a->shapes[n->out[o]]));
 	}
 	/* Category refinements that depend on attributes or operands. */
-	if (def && !strcmp(n->op, "Conv") && ab_attr_int(n, "group", 1) > 1)
+	unsigned flags = def ? def->flags : 0;
+	if ((flags & AB_OP_GROUPS) && ab_attr_int(n, "group", 1) > 1)
 		L->category = ABACUS_CAT_GROUPCONV;
-	if (def && !strcmp(n->op, "Gather") && n->in[0] >= 0 && a->g->tensors[n->in[0]].is_param)
+	if ((flags & AB_OP_LOOKUP) && n->n_in > 0 && n->in[0] >= 0 && a->g->tensors[n->in[0]].is_param)
 		L->category = ABACUS_CAT_EMBEDDING;
 	/* A product of two activations (no parameter, no constant operand) is attention-like: Q·Kᵀ and
 	 * softmax(·)·V in transformers. Products with weights stay matmul. */
-	if (def && (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Einsum")) && n->n_in >= 2) {
+	if ((flags & AB_OP_PRODUCT) && n->n_in >= 2) {
 		int act = 1;
 		for (int i = 0; i < n->n_in; i++)
 			if (n->in[i] < 0 || a->wl[n->in[i]] || a->vals[n->in[i]] || !a->rg[n->in[i]])
@@ -353,7 +300,7 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 			ab_sat_add(&L->saved_bytes, shape_bytes(&a->shapes[n->out[o]]));
 	L->forward_flops = k->fwd;
 	L->backward_flops = any_rg ? k->bwd : 0;
-	k->arith_ns = ab_arith_ns(n->op);
+	k->arith_ns = def ? a->rt->act_ns[def->act] : 0;
 	L->bytes_read = k->bytes_read;
 	int view = (def && (def->flags & AB_OP_VIEW)) || k->identity;
 	L->bytes_written = view ? 0 : k->bytes_written;
@@ -431,7 +378,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 	for (int i = 0; i < g->n_nodes; i++) {
 		int node = g->order[i];
 		const ab_node *n = &g->nodes[node];
-		ab_ctx c = { g, n, a->shapes, a->vals, a->rg, err, &a->vals_arena, a->cl };
+		ab_ctx c = { g, n, a->shapes, a->vals, a->rg, err, &a->vals_arena, a->cl, a->rt };
 		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
 		if (!def) {
 			if (a->cfg.strict) {
@@ -460,7 +407,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 			}
 		if ((rc = def->shape(&c)))
 			goto out;
-		int all_const = n->n_in > 0 || !strcmp(n->op, "Constant");
+		int all_const = n->n_in > 0 || (def->flags & AB_OP_CONSTANT);
 		for (int k = 0; k < n->n_in; k++)
 			if (n->in[k] >= 0 && !a->vals[n->in[k]])
 				all_const = 0;
@@ -471,7 +418,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 			if (n->out[o] >= 0 && !a->vals[n->out[o]])
 				folded = 0;
 		/* Shape-only Constants whose data was stripped still describe no work. */
-		if (!strcmp(n->op, "Constant"))
+		if (def->flags & AB_OP_CONSTANT)
 			folded = 1;
 		for (int o = 0; o < n->n_out; o++)
 			if (n->out[o] >= 0 && !a->shapes[n->out[o]].known) {
@@ -489,7 +436,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 	for (int t = 0; t < g->n_tensors; t++)
 		if (g->tensors[t].is_param && !param_seen[t] && g->tensors[t].n_consumers > 0)
 			ab_sat_add(&a->totals.params, a->shapes[t].numel);
-	ab_mark_fused(a);
+	a->rt->mark_fused(a);
 	for (size_t i = 0; i < a->n_layers; i++)
 		if (a->layer_view[i] == AB_LAYER_KERNEL) {
 			a->weight_bytes += ab_layer_weight_bytes(a, i);
@@ -517,6 +464,15 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	a->g = g;
 	a->cfg = *cfg;
+	a->rt = ab_runtime_find(cfg->runtime);
+	if (!a->rt) {
+		char known[256] = "";
+		for (size_t i = 0; abacus_runtime_name(i); i++)
+			snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", abacus_runtime_name(i));
+		ab_free(a);
+		return ab_err(err, ABACUS_EINVAL, cfg->runtime, "unknown runtime '%s': this abacus prices %s", cfg->runtime,
+		              known);
+	}
 	ab_arena_init(&a->vals_arena, 64 << 10);
 	size_t nt = (size_t)g->n_tensors + 1, nn = (size_t)g->n_nodes + 1;
 	a->shapes = ab_calloc(nt, sizeof *a->shapes);

@@ -26,12 +26,13 @@ static inline int ab_layer_thin(const abacus_layer *l)
 	       (double)l->forward_flops < AB_THIN_INTENSITY * ((double)l->bytes_read + (double)l->bytes_written);
 }
 
-/* What a layer costs PyTorch besides its FLOPs (layer_view below). AB_LAYER_NORM_END is fusion.c's
+/* What a layer costs PyTorch besides its FLOPs (layer_view below). AB_LAYER_NORM_END is runtime_torch_fusion.c's
  * working mark, never left in a finished analysis. */
 enum { AB_LAYER_KERNEL, AB_LAYER_VIEW, AB_LAYER_FREE, AB_LAYER_FUSED, AB_LAYER_NORM_END };
 
 struct abacus_analysis {
 	const abacus_graph *g;         /* borrowed: must outlive the analysis */
+	const struct ab_runtime *rt;   /* the configuration's runtime (runtime.h): what the work costs there */
 	abacus_config cfg;             /* inputs pointer not retained */
 	ab_shape *shapes;              /* per tensor */
 	ab_value **vals;               /* per tensor: constant value, the graph's or from vals_arena */
@@ -66,7 +67,7 @@ struct abacus_analysis {
 	 * of an activation: no kernel and no data moved, only the dispatch and autograd bookkeeping;
 	 * AB_LAYER_FREE is a view of a weight (the exporter's Transpose of a Linear weight), which PyTorch
 	 * folds into the consumer's BLAS call: it costs nothing per iteration; AB_LAYER_FUSED is a node of an
-	 * operator the exporter decomposed (fusion.c), whose kernel is the pattern's last node. */
+	 * operator the exporter decomposed (runtime_torch_fusion.c), whose kernel is the pattern's last node. */
 	unsigned char *layer_view;
 	int *fused_save;               /* per layer: at a fused pattern's first node, the tensor the pattern
 	                                * keeps for backward (its input); AB_SAVE_NOTHING at its last node;
@@ -80,7 +81,7 @@ struct abacus_analysis {
 	double serial_flops[2];        /* FLOPs those bytes price, of thick [0] and thin [1] products */
 	double weight_bytes;           /* of kernel layers' bytes_read, the weights' (ab_layer_weight_bytes) */
 	double nodx_weight_bytes;      /* weights of kernel layers no activation input of which needs a
-	                                * gradient: their backward never reads them (model.c term 5) */
+	                                * gradient: their backward never reads them (the time term AB_TERM_STEP_WEIGHTS) */
 	double param_tensors;          /* parameter tensors: the optimizer step runs its kernels once per tensor */
 	double dispatch;               /* kernel layers' fixed costs, in µs of one thread (ab_layer_dispatch) */
 	double arith;                  /* kernel layers' activation arithmetic beyond a ReLU's, in ns of one
@@ -95,22 +96,14 @@ int ab_features_compute(double **out, const abacus_analysis *a, abacus_error *er
  * activations, so the time terms price them apart (an MLP or VGG's classifier at a small batch is
  * dominated by reading its weights). */
 double ab_layer_weight_bytes(const abacus_analysis *a, size_t i);
-/* Kernel layer i's fixed cost per iteration (dispatch, autograd, forward and backward), in microseconds
- * measured on one thread here: the time term that counts layers weighs each by it (model.c term 4). */
+/* Kernel layer i's fixed cost per iteration (dispatch, autograd, forward and backward), in microseconds of
+ * one thread on the analysis's runtime: the time term AB_TERM_KERNELS weighs each layer by it. */
 double ab_layer_dispatch(const abacus_analysis *a, size_t i);
 
-/* Forward + backward arithmetic per element beyond a ReLU's (about 0.5 ns, all of it memory traffic), in ns
- * on one thread, of the activations the exporter decomposes (fusion.c); single ops: analysis.c
- * ab_arith_ns. Measured 2026-12-04 with PyTorch 1.13: SiLU 1.26-1.32 ns, GELU 1.24-1.56, Mish 14.8-14.9. */
-#define AB_ARITH_SILU 0.8
-#define AB_ARITH_GELU 0.9
-#define AB_ARITH_MISH 14.3
 /* Kernel layer i's arithmetic beyond what its bytes price, in ns of one thread: arith_ns × its output's
- * elements (model.c term 16). */
+ * elements (the time term AB_TERM_ARITH). */
 double ab_layer_arith(const abacus_analysis *a, size_t i);
 
-/* fusion.c: marks the members of decomposed LayerNorm, GELU and SiLU patterns AB_LAYER_FUSED. */
-void ab_mark_fused(abacus_analysis *a);
 
 /* memory.c: fills a->mem from layers, costs and shapes. */
 int ab_simulate_memory(abacus_analysis *a, abacus_error *err);

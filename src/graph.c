@@ -167,17 +167,12 @@ void abacus_graph_free(abacus_graph *g)
 }
 
 /* A float initializer is a trainable parameter unless it is a BatchNorm running statistic or an
- * argument that only steers an op's shape (Resize roi/scales, Pad value ...). This mirrors PyTorch:
- * parameters are exported as initializers, and buffers are the running statistics. */
+ * argument that only steers an op's shape (Resize roi/scales, Pad value ...): the op table's state_in.
+ * This mirrors PyTorch: parameters are exported as initializers, and buffers are the running statistics. */
 static int consumes_as_state(const ab_node *n, int slot)
 {
-	if (!strcmp(n->op, "BatchNormalization"))
-		return slot == 3 || slot == 4;
-	if (!strcmp(n->op, "Resize") || !strcmp(n->op, "Upsample"))
-		return slot >= 1;
-	if (!strcmp(n->op, "Pad") || !strcmp(n->op, "Clip") || !strcmp(n->op, "Dropout"))
-		return slot >= 1;
-	return 0;
+	const ab_opdef *d = ab_node_def(n);
+	return d && slot < 32 && (d->state_in >> slot & 1);
 }
 
 int ab_graph_finish(abacus_graph *g, abacus_error *err)

@@ -119,7 +119,7 @@ static int is_view(const abacus_analysis *a, size_t L)
 	return a->layer_view[L] == AB_LAYER_VIEW || a->layer_view[L] == AB_LAYER_FREE;
 }
 
-/* t is an intermediate of a decomposed operator (fusion.c): the one kernel PyTorch runs never makes it. */
+/* t is an intermediate of a decomposed operator (runtime_torch_fusion.c): the one kernel PyTorch runs never makes it. */
 static int fused_internal(const abacus_analysis *a, int t)
 {
 	int p = a->g->tensors[t].producer;
@@ -153,7 +153,7 @@ static void pattern_input_grads(const abacus_analysis *a, sim *s, unsigned char 
 enum { MAX_SAVED = 34 };
 
 /* The tensors layer L keeps for backward: by its op's masks (activation inputs, any output), or for a
- * fused pattern (fusion.c) the pattern's input at its first node and nothing at the others. */
+ * fused pattern (runtime_torch_fusion.c) the pattern's input at its first node and nothing at the others. */
 static int saved_list(const abacus_analysis *a, size_t L, int out[MAX_SAVED])
 {
 	const ab_node *n = &a->g->nodes[a->layer_node[L]];
@@ -240,7 +240,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		if (!is_view(a, L))
 			continue;
 		/* The storage a view shares: its first input that is not a constant or a weight (a bias Add
-		 * made a view, fusion.c, may name the bias first), else its first. */
+		 * made a view, runtime_torch_fusion.c, may name the bias first), else its first. */
 		int src = n->n_in > 0 ? n->in[0] : -1;
 		for (int i = 0; i < n->n_in; i++)
 			if (n->in[i] >= 0 && !a->vals[n->in[i]] && !a->wl[n->in[i]]) {
@@ -360,8 +360,10 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		 * returns the one tensor to both branches of a residual, no copy), Sub to its first: those
 		 * inputs' gradients share the output's buffer, which lives until the last of them is consumed.
 		 * Counting a copy per branch put groupnorm_res's backward peak one activation (+11 %) high. */
-		int o0 = n->n_out > 0 ? n->out[0] : -1, add_op = !strcmp(n->op, "Add");
-		int pass = !view && o0 >= 0 && sid[o0] == o0 && grad[o0] && (add_op || !strcmp(n->op, "Sub"));
+		const ab_opdef *def = ab_node_def(n);
+		unsigned pass_in = def ? def->grad_pass : 0;
+		int o0 = n->n_out > 0 ? n->out[0] : -1;
+		int pass = !view && o0 >= 0 && sid[o0] == o0 && grad[o0] && pass_in;
 		s.layer = (int)L;
 		s.consumer = !view && !(o0 >= 0 && a->wl[o0]);
 		s.accum = 0;
@@ -384,8 +386,8 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 				gmean[st] = 0; /* a second gradient: summed out of place into a plain tensor */
 			if (!view && !grad[st] && is_activation(a, st)) {
 				grad[st] = 1;
-				gmean[st] = !strcmp(n->op, "ReduceMean");
-				if (pass && (i == 0 || add_op) && a->shapes[st].numel == a->shapes[o0].numel) {
+				gmean[st] = (ab_node_flags(n) & AB_OP_MEAN_GRAD) != 0;
+				if (pass && i < 32 && (pass_in >> i & 1) && a->shapes[st].numel == a->shapes[o0].numel) {
 					gbuf[st] = gbuf[o0];
 					gref[gbuf[o0]]++;
 				} else {
@@ -402,7 +404,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		 * activation between, 1x). That 2x includes the product's input gradients, so the copy counts
 		 * beyond them only. dlrm_small's [B, L, L] interaction was 43 % short without it. */
 		int64_t fresh = s.live - live_before;
-		if (o0 >= 0 && gmean[sid[o0]] && (!strcmp(n->op, "MatMul") || !strcmp(n->op, "Gemm")) &&
+		if (o0 >= 0 && gmean[sid[o0]] && (ab_node_flags(n) & AB_OP_COPIES_MEAN_GRAD) &&
 		    bytes(&a->shapes[sid[o0]]) > fresh)
 			s.accum += bytes(&a->shapes[sid[o0]]) - fresh;
 		/* Transient buffers of the backward kernel itself, live with its gradients and saved tensors. */

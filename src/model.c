@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "model.h"
+#include "runtime.h"
 #include "names.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -190,96 +191,11 @@ out:
 	return rc;
 }
 
-/* The FLOP term (0, 1 or 2) a category's FLOPs count in, or -1 when its FLOPs are priced by bytes alone.
- * Thin matrix products (ab_layer_thin) move from term 2 to term 6. */
-static int flop_term(abacus_category c)
-{
-	if (c == ABACUS_CAT_CONV)
-		return AB_TERM_CONV;
-	if (c == ABACUS_CAT_GROUPCONV)
-		return AB_TERM_GROUPCONV;
-	return ab_is_matrix_product(c) ? AB_TERM_MATMUL : -1;
-}
-
-/* The analytic time terms. FLOPs are split by the kind of kernel that runs them, because their rates differ
- * by several times on a CPU: dense convolutions (oneDNN, or im2col + BLAS for 1×1 and small batches),
- * grouped and depthwise convolutions (memory-bound), and matrix products (BLAS: linear layers, attention,
- * recurrent cells, embeddings' gradients), thick and thin apart. Everything else is priced by the bytes
- * it moves. Layers that run a kernel and views (no kernel, no data: only dispatch and autograd) have
- * separate fixed costs; views of weights cost nothing, and the nodes of a decomposed operator are priced
- * as the one kernel PyTorch runs (analysis.h, fusion.c). Weights read by layers are priced apart from
- * activations (BLAS streams them faster), and the parameter terms of the step are the weights (gradient
- * writes) and the optimizer step, by bytes and by tensors. The terms (model.h names them):
- *   CONV dense convolution FLOPs, GROUPCONV grouped-conv FLOPs, MATMUL matrix-product FLOPs, ACT_BYTES
- *   activation bytes, KERNELS kernel layers, STEP_WEIGHTS weight bytes (the gradients' writes), MATMUL_THIN
- *   thin matrix-product FLOPs, VIEWS view layers, WEIGHT_READS weight bytes read by layers, OPT_BYTES the
- *   optimizer step's bytes (model.h), RNN_STEPS recurrent steps (time steps × directions: a CPU LSTM runs
- *   step by step), RNN_BYTES the recurrent weight bytes those steps re-read, IM2COL the FLOPs of dense
- *   convolutions that PyTorch runs through its own im2col + BLAS path instead of oneDNN (1×1 at batch < 16
- *   on one thread, tiny inputs at batch 1, transposed convolutions: ops_nn.c conv_path), apart from CONV
- *   because their rate differs: on cpu1 most of mobilenet's, shufflenet's and regnet's FLOPs at small
- *   batches are 1×1 convolutions. In GROUPCONV depthwise convolutions' FLOPs are weighted by their kernels'
- *   measured rates (ab_cost.dw_weight: a 5×5's backward runs at a sixth of a 3×3's, ops_nn.c).
- *   OPT_TENSORS the optimizer step's parameter tensors (model.h), NORM_ROWS batch-norm rows on maps of 2-15
- *   elements, which PyTorch's kernels do not vectorise (ops_nn.c ab_cost_norm), STEP_CACHE the share of
- *   STEP_WEIGHTS and OPT_BYTES whose parameter traffic stays in the last-level cache (weights, gradients
- *   and optimizer state within AB_LLC_BYTES), taken out of them, ARITH activation arithmetic beyond a
- *   ReLU's (ns of one thread, analysis.c ab_layer_arith): a Mish costs 30 ReLUs per element, which bytes
- *   cannot say. */
+/* The analytic time terms of an analysed configuration: its runtime's (runtime_torch_cpu.c says what each
+ * counts and why). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
-	const abacus_totals *T = abacus_analysis_totals(a);
-	const abacus_memory *M = abacus_analysis_memory(a);
-	t[AB_TERM_CONV] = t[AB_TERM_GROUPCONV] = t[AB_TERM_MATMUL] = 0;
-	/* From the per-category sums the analysis keeps: a prediction must not walk thousands of layers. */
-	for (int c = 0; c < ABACUS_CAT_COUNT; c++) {
-		int k = flop_term((abacus_category)c);
-		if (k >= 0)
-			t[k] += a->cat_flops[c];
-	}
-	t[AB_TERM_MATMUL] -= a->thin_flops + a->serial_flops[0];
-	t[AB_TERM_ACT_BYTES] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes -
-	       a->weight_bytes;
-	t[AB_TERM_KERNELS] = a->dispatch;
-	/* The gradients' writes scale with the weights (term 5); the optimizer step (terms 9 and 13) with
-	 * the weights in bytes and with the parameter tensors in kernels, differently per optimizer
-	 * (model.h). A step priced by bytes alone charged an MLP, a few large tensors, at 2-3× its time. */
-	int adam = a->cfg.optimizer == ABACUS_OPT_ADAM;
-	/* A weight costs three passes alike: read forward, its gradient written backward, read again for
-	 * the input's gradient. A layer none of whose inputs needs a gradient (an MLP's first Linear on the
-	 * image, an embedding) skips the third: measured on Linear layers of 13-154 MB at batch 1 and 16,
-	 * one thread: 0.086-0.139 ms per MB forward, 0.071-0.129 for the weight gradient, 0.073-0.133 more
-	 * for the input's. Priced in full, the MLP's 154 MB first layer put it 20-45 % high left out. */
-	t[AB_TERM_STEP_WEIGHTS] = (double)M->weights - a->nodx_weight_bytes / 3;
-	t[AB_TERM_MATMUL_THIN] = a->thin_flops - a->serial_flops[1];
-	t[AB_TERM_VIEWS] = a->view_layers;
-	t[AB_TERM_WEIGHT_READS] = a->weight_bytes;
-	t[AB_TERM_OPT_BYTES] = (double)M->weights * (adam ? AB_ADAM_STEP_BYTES : 1.0);
-	t[AB_TERM_RNN_STEPS] = a->serial_steps;
-	t[AB_TERM_RNN_BYTES] = a->serial_bytes;
-	t[AB_TERM_IM2COL] = a->slow_conv_flops[threads > 1];
-	t[AB_TERM_CONV] -= t[AB_TERM_IM2COL];
-	t[AB_TERM_CONV] += a->pad_extra_flops[threads > 1];
-	/* On one thread, depthwise FLOPs are priced at a measured multiple of the dense rate, not at a rate
-	 * of their own: fitted freely, that rate came out 5× too fast (123 GFLOP/s for a 3×3, which runs at
-	 * 22-24 here, dense convolutions at 87-177) and activation bytes took the difference, so networks
-	 * unlike the zoo's mobilenets were mispriced (convmixer's six 5×5s at 9 ms of their 38). On two
-	 * threads the ratio differs and is left to the fit (term 1). */
-	if (threads <= 1) {
-		t[AB_TERM_GROUPCONV] -= a->dw_flops;
-		t[AB_TERM_CONV] += AB_DW_DENSE_RATIO * a->dw_weighted_flops;
-	} else {
-		t[AB_TERM_GROUPCONV] += a->dw_extra_flops;
-	}
-	t[AB_TERM_OPT_TENSORS] = a->param_tensors * (adam ? AB_ADAM_STEP_TENSOR : 1.0);
-	t[AB_TERM_NORM_ROWS] = a->norm_rows;
-	/* The parameter-sized traffic of the step (terms 5 and 9) runs from cache when weights, gradients and
-	 * optimizer state fit in it: the share that fits moves to term 15. */
-	double foot = (double)M->weights * (adam ? 4 : 3), fit = foot > AB_LLC_BYTES ? AB_LLC_BYTES / foot : 1;
-	t[AB_TERM_STEP_CACHE] = (t[AB_TERM_STEP_WEIGHTS] + t[AB_TERM_OPT_BYTES]) * fit;
-	t[AB_TERM_STEP_WEIGHTS] *= 1 - fit;
-	t[AB_TERM_OPT_BYTES] *= 1 - fit;
-	t[AB_TERM_ARITH] = a->arith;
+	a->rt->time_terms(t, a, threads);
 }
 
 const char *const ab_term_names[AB_TIME_TERMS] = {
@@ -367,30 +283,7 @@ double ab_time_base_profile(const ab_model *m, const double *terms, const double
 
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t i, int threads)
 {
-	const double *c = m->coef[hw];
-	const abacus_layer *l = &a->layers[i];
-	if (a->layer_view[i] == AB_LAYER_FREE || a->layer_view[i] == AB_LAYER_FUSED)
-		return 0;
-	if (a->layer_view[i] == AB_LAYER_VIEW)
-		return c[AB_TERM_VIEWS];
-	int slow = l->category == ABACUS_CAT_CONV &&
-	           (a->costs[i].slow_path & (threads > 1 ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD));
-	int k = ab_layer_thin(l) ? AB_TERM_MATMUL_THIN : slow ? AB_TERM_IM2COL : flop_term(l->category);
-	double wb = ab_layer_weight_bytes(a, i);
-	double w = c[AB_TERM_ACT_BYTES] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[AB_TERM_WEIGHT_READS] * wb + c[AB_TERM_KERNELS] * ab_layer_dispatch(a, i) +
-	           c[AB_TERM_RNN_STEPS] * (double)a->costs[i].serial_steps + c[AB_TERM_RNN_BYTES] * (double)a->costs[i].serial_bytes +
-	           c[AB_TERM_NORM_ROWS] * (double)a->costs[i].norm_rows + c[AB_TERM_ARITH] * ab_layer_arith(a, i);
-	const double *dw = a->costs[i].dw_weight;
-	if (k == AB_TERM_GROUPCONV && dw[0] > 0)
-		w += (threads <= 1 ? c[AB_TERM_CONV] * AB_DW_DENSE_RATIO : c[AB_TERM_GROUPCONV]) *
-		     (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);
-	else if (k == AB_TERM_CONV && a->costs[i].pad_weight > 1)
-		w += c[AB_TERM_CONV] * a->costs[i].pad_weight * ((double)l->forward_flops + (double)l->backward_flops);
-	else if (k >= 0) {
-		double f = (double)l->forward_flops + (double)l->backward_flops, s = (double)a->costs[i].serial_flops;
-		w += c[k] * (s < f ? f - s : 0);
-	}
-	return w;
+	return a->rt->layer_time(m->coef[hw], a, i, threads);
 }
 
 double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS])
@@ -624,7 +517,7 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 		memcpy(m->coef[h], pooled, sizeof pooled);
 		if (k < AB_MIN_HW_ROWS)
 			continue;
-		/* On one thread activation arithmetic (term 16) is priced at its measured nanoseconds, at the
+		/* On one thread activation arithmetic (AB_TERM_ARITH) is priced at its measured nanoseconds, at the
 		 * hardware's median speed: fitted freely it came out 0 whenever the networks that have much of it
 		 * (csp_mish's Mish) were left out, and such a network was then priced 45 % fast unseen. */
 		double with[AB_TIME_TERMS], without[AB_TIME_TERMS];

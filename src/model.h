@@ -49,17 +49,6 @@ typedef enum ab_term {
 } ab_term;
 /* Each term's name, as bundles write it ("conv_flops", ...). */
 extern const char *const ab_term_names[AB_TIME_TERMS];
-/* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
- * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
- * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes and
- * temporaries). Measured here on one thread: 4.5 µs (SGD) and 16 µs (Adam) per small tensor; per
- * parameter byte on large ones 0.13 and 0.38 ns (the step alone, timed inside the iteration: resnet18,
- * vgg11 and an MLP all give Adam/SGD = 3.0). The step terms count tensors and bytes in units of SGD's
- * cost, so one fitted rate per term serves both optimizers. */
-#define AB_ADAM_STEP_TENSOR 3.5 /* Adam's step cost per parameter tensor, in units of SGD's */
-#define AB_DW_DENSE_RATIO 6.0 /* a 3×3 depthwise FLOP costs this many dense-convolution FLOPs (model.c) */
-#define AB_LLC_BYTES 33554432.0 /* the last-level cache the step's parameter traffic can stay in (model.c) */
-#define AB_ADAM_STEP_BYTES 3.0  /* Adam's step cost per parameter byte, in units of SGD's */
 
 typedef struct ab_examples {
 	size_t n;

@@ -11,38 +11,44 @@
 #include "ops.h"
 
 #define C(x) ABACUS_CAT_##x
+/* Rows are designated initializers: a field a row does not name is 0 or NULL. The row macros take further
+ * designators after their fixed arguments (`.act = AB_ACT_TANH`). */
 /* Unary element-wise: same shape; UNF also folds on constants through its scalar function (ops_elem.c). */
-#define UN(name, cat, f, b, sin, sout) { name, C(cat), ab_shape_unary, NULL, NULL, 0, f, b, sin, sout, NULL }
-#define UNF(name, cat, f, b, sin, sout, sc) \
-	{ name, C(cat), ab_shape_unary, ab_fold_elementwise, NULL, 0, f, b, sin, sout, &ab_sc_##sc }
+#define UN(nm, ct, f, b, sin, sout, ...) \
+	{ .name = nm, .cat = C(ct), .shape = ab_shape_unary, .fwd_per_elem = f, .bwd_per_elem = b, .save_in = sin, \
+	  .save_out = sout, __VA_ARGS__ }
+#define UNF(nm, ct, f, b, sin, sout, sc, ...) UN(nm, ct, f, b, sin, sout, .fold = ab_fold_elementwise, .scalar = &ab_sc_##sc, __VA_ARGS__)
 /* Broadcasting binary/variadic element-wise; BIF folds. */
-#define BI(name, cat, f, b, sin, sout) { name, C(cat), ab_shape_broadcast, NULL, NULL, 0, f, b, sin, sout, NULL }
-#define BIF(name, cat, f, b, sin, sout, sc) \
-	{ name, C(cat), ab_shape_broadcast, ab_fold_elementwise, NULL, 0, f, b, sin, sout, &ab_sc_##sc }
-/* Comparisons and logic: no gradient. */
-#define CMP(name, sc) { name, C(ELTWISE), ab_shape_broadcast, ab_fold_elementwise, NULL, AB_OP_NOGRAD, 1, 0, 0, 0, &ab_sc_##sc }
+#define BI(nm, ct, f, b, sin, sout, ...) \
+	{ .name = nm, .cat = C(ct), .shape = ab_shape_broadcast, .fwd_per_elem = f, .bwd_per_elem = b, .save_in = sin, \
+	  .save_out = sout, __VA_ARGS__ }
+#define BIF(nm, ct, f, b, sin, sout, sc, ...) BI(nm, ct, f, b, sin, sout, .fold = ab_fold_elementwise, .scalar = &ab_sc_##sc, __VA_ARGS__)
+/* Comparisons and logic: no gradient, a bool output. */
+#define CMP(nm, sc) \
+	{ .name = nm, .cat = C(ELTWISE), .shape = ab_shape_broadcast, .fold = ab_fold_elementwise, .flags = AB_OP_NOGRAD, \
+	  .fwd_per_elem = 1, .scalar = &ab_sc_##sc, .out_dtype = AB_OUT_BOOL }
 /* Layout ops that are views in PyTorch. */
-#define VIEW(name, shape, fold) { name, C(LAYOUT), shape, fold, ab_cost_move, AB_OP_VIEW, 0, 0, 0, 0, NULL }
+#define VIEW(nm, sh, fd) { .name = nm, .cat = C(LAYOUT), .shape = sh, .fold = fd, .cost = ab_cost_move, .flags = AB_OP_VIEW }
 
 const ab_opdef ab_ops[] = {
 	/* activations */
 	UNF("Relu", RELU, 1, 1, 0, 1, relu),
 	UN("LeakyRelu", RELU, 2, 2, 1, 0),
-	BI("PRelu", RELU, 2, 3, 3, 0),
-	UN("Elu", RELU, 4, 4, 0, 1),
-	UN("Selu", RELU, 5, 4, 0, 1),
+	BI("PRelu", RELU, 2, 3, 3, 0, .act = AB_ACT_PRELU),
+	UN("Elu", RELU, 4, 4, 0, 1, .act = AB_ACT_ELU),
+	UN("Selu", RELU, 5, 4, 0, 1, .act = AB_ACT_ELU),
 	UN("Celu", RELU, 5, 4, 0, 1),
 	UN("ThresholdedRelu", RELU, 1, 1, 1, 0),
-	UN("Clip", RELU, 2, 2, 1, 0),
-	UNF("Sigmoid", ACT, 4, 3, 0, 1, sigmoid),
+	UN("Clip", RELU, 2, 2, 1, 0, .state_in = ~1u),
+	UNF("Sigmoid", ACT, 4, 3, 0, 1, sigmoid, .act = AB_ACT_SIGMOID),
 	UN("HardSigmoid", ACT, 3, 2, 1, 0),
 	UN("HardSwish", ACT, 5, 4, 1, 0),
-	UNF("Tanh", ACT, 4, 2, 0, 1, tanh),
+	UNF("Tanh", ACT, 4, 2, 0, 1, tanh, .act = AB_ACT_TANH),
 	UNF("Erf", ACT, 8, 6, 1, 0, erf),
-	UN("Gelu", ACT, 12, 14, 1, 0),
-	UN("Softplus", ACT, 4, 4, 1, 0),
+	UN("Gelu", ACT, 12, 14, 1, 0, .act = AB_ACT_GELU),
+	UN("Softplus", ACT, 4, 4, 1, 0, .act = AB_ACT_SOFTPLUS),
 	UN("Softsign", ACT, 3, 3, 1, 0),
-	UN("Mish", ACT, 10, 12, 1, 0),
+	UN("Mish", ACT, 10, 12, 1, 0, .act = AB_ACT_MISH),
 	/* element-wise math */
 	UNF("Exp", ELTWISE, 4, 1, 0, 1, exp),
 	UNF("Log", ELTWISE, 4, 1, 1, 0, log),
@@ -56,8 +62,8 @@ const ab_opdef ab_ops[] = {
 	UNF("Ceil", ELTWISE, 1, 0, 0, 0, ceil),
 	UNF("Round", ELTWISE, 1, 0, 0, 0, round),
 	UNF("Sign", ELTWISE, 1, 0, 0, 0, sign),
-	UNF("Cast", ELTWISE, 1, 1, 0, 0, same),
-	UNF("CastLike", ELTWISE, 1, 1, 0, 0, same),
+	UNF("Cast", ELTWISE, 1, 1, 0, 0, same, .out_dtype = AB_OUT_CAST_TO),
+	UNF("CastLike", ELTWISE, 1, 1, 0, 0, same, .out_dtype = AB_OUT_LIKE_IN1),
 	UN("CumSum", ELTWISE, 1, 1, 0, 0),
 	UN("Trilu", ELTWISE, 1, 1, 0, 0),
 	UN("Tan", ELTWISE, 4, 4, 1, 0),
@@ -73,13 +79,13 @@ const ab_opdef ab_ops[] = {
 	UN("Hardmax", SOFTMAX, 2, 0, 0, 0),
 	UN("EyeLike", ELTWISE, 1, 0, 0, 0),
 	UN("MeanVarianceNormalization", LAYERNORM, 7, 9, 1, 0),
-	{ "Not", C(ELTWISE), ab_shape_unary, ab_fold_elementwise, NULL, AB_OP_NOGRAD, 1, 0, 0, 0, &ab_sc_not },
-	{ "IsNaN", C(ELTWISE), ab_shape_unary, NULL, NULL, AB_OP_NOGRAD, 1, 0, 0, 0, NULL },
-	{ "IsInf", C(ELTWISE), ab_shape_unary, NULL, NULL, AB_OP_NOGRAD, 1, 0, 0, 0, NULL },
-	{ "Identity", C(LAYOUT), ab_shape_unary, ab_fold_same_data, ab_cost_move, AB_OP_VIEW, 0, 0, 0, 0, NULL },
+	{ .name = "Not", .cat = C(ELTWISE), .shape = ab_shape_unary, .fold = ab_fold_elementwise, .flags = AB_OP_NOGRAD, .fwd_per_elem = 1, .scalar = &ab_sc_not, .out_dtype = AB_OUT_BOOL },
+	{ .name = "IsNaN", .cat = C(ELTWISE), .shape = ab_shape_unary, .flags = AB_OP_NOGRAD, .fwd_per_elem = 1, .out_dtype = AB_OUT_BOOL },
+	{ .name = "IsInf", .cat = C(ELTWISE), .shape = ab_shape_unary, .flags = AB_OP_NOGRAD, .fwd_per_elem = 1, .out_dtype = AB_OUT_BOOL },
+	{ .name = "Identity", .cat = C(LAYOUT), .shape = ab_shape_unary, .fold = ab_fold_same_data, .cost = ab_cost_move, .flags = AB_OP_VIEW },
 	/* binary and variadic */
-	BIF("Add", ADD, 1, 1, 0, 0, add),
-	BIF("Sub", ADD, 1, 1, 0, 0, sub),
+	BIF("Add", ADD, 1, 1, 0, 0, add, .grad_pass = ~0u),
+	BIF("Sub", ADD, 1, 1, 0, 0, sub, .grad_pass = 1u),
 	BIF("Sum", ADD, 1, 1, 0, 0, add),
 	BIF("Mul", MUL, 1, 1, AB_SAVE_PRODUCT, 0, mul),
 	BIF("Div", MUL, 1, 3, AB_SAVE_QUOTIENT, 0, div),
@@ -87,16 +93,16 @@ const ab_opdef ab_ops[] = {
 	BIF("Max", ELTWISE, 1, 1, 3, 0, max),
 	BIF("Min", ELTWISE, 1, 1, 3, 0, min),
 	BIF("Mean", ELTWISE, 1, 1, 0, 0, mean),
-	{ "Mod", C(ELTWISE), ab_shape_broadcast, ab_fold_elementwise, NULL, AB_OP_NOGRAD, 1, 0, 0, 0, &ab_sc_mod },
-	{ "Where", C(ELTWISE), ab_shape_broadcast, ab_fold_where, NULL, 0, 1, 1, 1, 0, NULL },
+	{ .name = "Mod", .cat = C(ELTWISE), .shape = ab_shape_broadcast, .fold = ab_fold_elementwise, .flags = AB_OP_NOGRAD, .fwd_per_elem = 1, .scalar = &ab_sc_mod },
+	{ .name = "Where", .cat = C(ELTWISE), .shape = ab_shape_broadcast, .fold = ab_fold_where, .flags = AB_OP_SELECT, .fwd_per_elem = 1, .bwd_per_elem = 1, .save_in = 1 },
 	CMP("Equal", eq), CMP("Less", lt), CMP("Greater", gt), CMP("LessOrEqual", le), CMP("GreaterOrEqual", ge),
 	CMP("And", and), CMP("Or", or), CMP("Xor", xor),
 	/* random numbers (stochastic depth masks): no gradient, a few FLOPs per element */
-	{ "RandomUniformLike", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 4, 0, 0, 0, NULL },
-	{ "RandomNormalLike", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 8, 0, 0, 0, NULL },
-	{ "RandomUniform", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 4, 0, 0, 0, NULL },
-	{ "RandomNormal", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 8, 0, 0, 0, NULL },
-	{ "Bernoulli", C(ELTWISE), ab_shape_random, NULL, NULL, AB_OP_NOGRAD, 5, 0, 0, 0, NULL },
+	{ .name = "RandomUniformLike", .cat = C(ELTWISE), .shape = ab_shape_random_like, .flags = AB_OP_NOGRAD, .fwd_per_elem = 4 },
+	{ .name = "RandomNormalLike", .cat = C(ELTWISE), .shape = ab_shape_random_like, .flags = AB_OP_NOGRAD, .fwd_per_elem = 8 },
+	{ .name = "RandomUniform", .cat = C(ELTWISE), .shape = ab_shape_random, .flags = AB_OP_NOGRAD, .fwd_per_elem = 4 },
+	{ .name = "RandomNormal", .cat = C(ELTWISE), .shape = ab_shape_random, .flags = AB_OP_NOGRAD, .fwd_per_elem = 8 },
+	{ .name = "Bernoulli", .cat = C(ELTWISE), .shape = ab_shape_random_like, .flags = AB_OP_NOGRAD, .fwd_per_elem = 5 },
 	/* softmax */
 	UN("Softmax", SOFTMAX, 5, 4, 0, 1),
 	UN("LogSoftmax", SOFTMAX, 5, 4, 0, 1),
@@ -105,68 +111,68 @@ const ab_opdef ab_ops[] = {
 	VIEW("Flatten", ab_shape_flatten, ab_fold_same_data),
 	VIEW("Squeeze", ab_shape_squeeze, ab_fold_same_data),
 	VIEW("Unsqueeze", ab_shape_unsqueeze, ab_fold_same_data),
-	VIEW("Transpose", ab_shape_transpose, ab_fold_transpose),
-	VIEW("Expand", ab_shape_expand, ab_fold_broadcast_copy),
-	{ "Tile", C(LAYOUT), ab_shape_tile, ab_fold_broadcast_copy, ab_cost_move, 0, 0, 0, 0, 0, NULL },
-	{ "DepthToSpace", C(LAYOUT), ab_shape_depth_space, NULL, ab_cost_move, 0, 0, 0, 0, 0, NULL },
-	{ "SpaceToDepth", C(LAYOUT), ab_shape_depth_space, NULL, ab_cost_move, 0, 0, 0, 0, 0, NULL },
+	{ .name = "Transpose", .cat = C(LAYOUT), .shape = ab_shape_transpose, .fold = ab_fold_transpose, .cost = ab_cost_move, .flags = AB_OP_VIEW | AB_OP_PERMUTE },
+	VIEW("Expand", ab_shape_expand, ab_fold_expand),
+	{ .name = "Tile", .cat = C(LAYOUT), .shape = ab_shape_tile, .fold = ab_fold_tile, .cost = ab_cost_move },
+	{ .name = "DepthToSpace", .cat = C(LAYOUT), .shape = ab_shape_depth_to_space, .cost = ab_cost_move },
+	{ .name = "SpaceToDepth", .cat = C(LAYOUT), .shape = ab_shape_space_to_depth, .cost = ab_cost_move },
 	/* joins and slices */
-	{ "Concat", C(CONCAT), ab_shape_concat, ab_fold_concat, ab_cost_move, 0, 0, 0, 0, 0, NULL },
-	{ "Split", C(SPLIT), ab_shape_split, NULL, ab_cost_move, AB_OP_VIEW, 0, 0, 0, 0, NULL },
-	{ "Slice", C(SPLIT), ab_shape_slice, ab_fold_slice, ab_cost_move, AB_OP_VIEW, 0, 0, 0, 0, NULL },
-	{ "Gather", C(SPLIT), ab_shape_gather, ab_fold_gather, ab_cost_gather, 0, 0, 0, 0, 0, NULL },
-	{ "GatherND", C(SPLIT), ab_shape_gather_nd, NULL, ab_cost_gather, 0, 0, 0, 0, 0, NULL },
-	{ "OneHot", C(EMBEDDING), ab_shape_onehot, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0, NULL },
-	{ "GatherElements", C(SPLIT), ab_shape_like_input1, NULL, ab_cost_gather, 0, 0, 0, 0, 0, NULL },
-	{ "ScatterND", C(ELTWISE), ab_shape_unary, NULL, ab_cost_move, 0, 0, 0, 0, 0, NULL },
-	{ "ScatterElements", C(ELTWISE), ab_shape_unary, NULL, ab_cost_move, 0, 0, 0, 0, 0, NULL },
-	{ "Pad", C(PAD), ab_shape_pad, NULL, ab_cost_move, 0, 0, 0, 0, 0, NULL },
-	{ "Resize", C(RESIZE), ab_shape_resize, NULL, ab_cost_resize, 0, 0, 0, 0, 0, NULL },
-	{ "Upsample", C(RESIZE), ab_shape_resize, NULL, ab_cost_resize, 0, 0, 0, 0, 0, NULL },
+	{ .name = "Concat", .cat = C(CONCAT), .shape = ab_shape_concat, .fold = ab_fold_concat, .cost = ab_cost_move },
+	{ .name = "Split", .cat = C(SPLIT), .shape = ab_shape_split, .cost = ab_cost_move, .flags = AB_OP_VIEW },
+	{ .name = "Slice", .cat = C(SPLIT), .shape = ab_shape_slice, .fold = ab_fold_slice, .cost = ab_cost_move, .flags = AB_OP_VIEW },
+	{ .name = "Gather", .cat = C(SPLIT), .shape = ab_shape_gather, .fold = ab_fold_gather, .cost = ab_cost_gather, .flags = AB_OP_LOOKUP },
+	{ .name = "GatherND", .cat = C(SPLIT), .shape = ab_shape_gather_nd, .cost = ab_cost_gather },
+	{ .name = "OneHot", .cat = C(EMBEDDING), .shape = ab_shape_onehot, .cost = ab_cost_move, .flags = AB_OP_NOGRAD },
+	{ .name = "GatherElements", .cat = C(SPLIT), .shape = ab_shape_like_input1, .cost = ab_cost_gather },
+	{ .name = "ScatterND", .cat = C(ELTWISE), .shape = ab_shape_unary, .cost = ab_cost_move },
+	{ .name = "ScatterElements", .cat = C(ELTWISE), .shape = ab_shape_unary, .cost = ab_cost_move },
+	{ .name = "Pad", .cat = C(PAD), .shape = ab_shape_pad, .cost = ab_cost_move, .state_in = ~1u },
+	{ .name = "Resize", .cat = C(RESIZE), .shape = ab_shape_resize, .cost = ab_cost_resize, .state_in = ~1u },
+	{ .name = "Upsample", .cat = C(RESIZE), .shape = ab_shape_upsample, .cost = ab_cost_resize, .state_in = ~1u },
 	/* shape queries and constants: always folded when their inputs are known */
-	{ "Shape", C(OTHER), ab_shape_shape, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0, NULL },
-	{ "Size", C(OTHER), ab_shape_shape, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0, NULL },
-	{ "Constant", C(OTHER), ab_shape_constant, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0, NULL },
-	{ "ConstantOfShape", C(ELTWISE), ab_shape_constant_of_shape, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0, NULL },
-	{ "Range", C(OTHER), ab_shape_range, NULL, ab_cost_move, AB_OP_NOGRAD, 0, 0, 0, 0, NULL },
+	{ .name = "Shape", .cat = C(OTHER), .shape = ab_shape_shape, .cost = ab_cost_move, .flags = AB_OP_NOGRAD },
+	{ .name = "Size", .cat = C(OTHER), .shape = ab_shape_size, .cost = ab_cost_move, .flags = AB_OP_NOGRAD },
+	{ .name = "Constant", .cat = C(OTHER), .shape = ab_shape_constant, .cost = ab_cost_move, .flags = AB_OP_NOGRAD | AB_OP_CONSTANT },
+	{ .name = "ConstantOfShape", .cat = C(ELTWISE), .shape = ab_shape_constant_of_shape, .cost = ab_cost_move, .flags = AB_OP_NOGRAD },
+	{ .name = "Range", .cat = C(OTHER), .shape = ab_shape_range, .cost = ab_cost_move, .flags = AB_OP_NOGRAD },
 	/* convolution and pooling */
-	{ "Conv", C(CONV), ab_shape_conv, NULL, ab_cost_conv, 0, 0, 0, 0, 0, NULL },
-	{ "ConvTranspose", C(CONV), ab_shape_conv_transpose, NULL, ab_cost_conv, 0, 0, 0, 0, 0, NULL },
-	{ "MaxPool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0, NULL },
-	{ "AveragePool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0, NULL },
-	{ "LpPool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0, NULL },
-	{ "GlobalAveragePool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0, NULL },
-	{ "GlobalMaxPool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0, NULL },
-	{ "GlobalLpPool", C(POOL), ab_shape_pool, NULL, ab_cost_pool, 0, 0, 0, 0, 0, NULL },
+	{ .name = "Conv", .cat = C(CONV), .shape = ab_shape_conv, .cost = ab_cost_conv, .flags = AB_OP_GROUPS },
+	{ .name = "ConvTranspose", .cat = C(CONV), .shape = ab_shape_conv_transpose, .cost = ab_cost_conv, .flags = AB_OP_TRANSPOSED },
+	{ .name = "MaxPool", .cat = C(POOL), .shape = ab_shape_pool, .cost = ab_cost_pool, .flags = AB_OP_ARGMAX },
+	{ .name = "AveragePool", .cat = C(POOL), .shape = ab_shape_pool, .cost = ab_cost_pool },
+	{ .name = "LpPool", .cat = C(POOL), .shape = ab_shape_pool, .cost = ab_cost_pool },
+	{ .name = "GlobalAveragePool", .cat = C(POOL), .shape = ab_shape_pool, .cost = ab_cost_pool, .flags = AB_OP_GLOBAL },
+	{ .name = "GlobalMaxPool", .cat = C(POOL), .shape = ab_shape_pool, .cost = ab_cost_pool, .flags = AB_OP_GLOBAL | AB_OP_ARGMAX },
+	{ .name = "GlobalLpPool", .cat = C(POOL), .shape = ab_shape_pool, .cost = ab_cost_pool, .flags = AB_OP_GLOBAL },
 	/* matrix products */
-	{ "Gemm", C(MATMUL), ab_shape_gemm, NULL, ab_cost_gemm, 0, 0, 0, 0, 0, NULL },
-	{ "MatMul", C(MATMUL), ab_shape_matmul, NULL, ab_cost_matmul, 0, 0, 0, 0, 0, NULL },
-	{ "Einsum", C(MATMUL), ab_shape_einsum, NULL, ab_cost_einsum, 0, 0, 0, 0, 0, NULL },
+	{ .name = "Gemm", .cat = C(MATMUL), .shape = ab_shape_gemm, .cost = ab_cost_gemm, .flags = AB_OP_COPIES_MEAN_GRAD },
+	{ .name = "MatMul", .cat = C(MATMUL), .shape = ab_shape_matmul, .cost = ab_cost_matmul, .flags = AB_OP_COPIES_MEAN_GRAD | AB_OP_PRODUCT },
+	{ .name = "Einsum", .cat = C(MATMUL), .shape = ab_shape_einsum, .cost = ab_cost_einsum, .flags = AB_OP_PRODUCT },
 	/* normalisation */
-	{ "BatchNormalization", C(BATCHNORM), ab_shape_batchnorm, NULL, ab_cost_norm, 0, 0, 0, 0, 0, NULL },
-	{ "InstanceNormalization", C(LAYERNORM), ab_shape_unary, NULL, ab_cost_norm, 0, 0, 0, 0, 0, NULL },
-	{ "LayerNormalization", C(LAYERNORM), ab_shape_layernorm, NULL, ab_cost_norm, 0, 0, 0, 0, 0, NULL },
-	{ "GroupNormalization", C(LAYERNORM), ab_shape_unary, NULL, ab_cost_norm, 0, 0, 0, 0, 0, NULL },
-	{ "LpNormalization", C(LAYERNORM), ab_shape_unary, NULL, ab_cost_norm, 0, 0, 0, 0, 0, NULL },
+	{ .name = "BatchNormalization", .cat = C(BATCHNORM), .shape = ab_shape_batchnorm, .cost = ab_cost_norm, .state_in = 1u << 3 | 1u << 4 },
+	{ .name = "InstanceNormalization", .cat = C(LAYERNORM), .shape = ab_shape_unary, .cost = ab_cost_norm },
+	{ .name = "LayerNormalization", .cat = C(LAYERNORM), .shape = ab_shape_layernorm, .cost = ab_cost_norm },
+	{ .name = "GroupNormalization", .cat = C(LAYERNORM), .shape = ab_shape_unary, .cost = ab_cost_norm },
+	{ .name = "LpNormalization", .cat = C(LAYERNORM), .shape = ab_shape_unary, .cost = ab_cost_norm },
 	UN("LRN", LAYERNORM, 6, 6, 1, 1),
-	{ "Dropout", C(DROPOUT), ab_shape_dropout, NULL, ab_cost_dropout, 0, 0, 0, 0, 0, NULL },
+	{ .name = "Dropout", .cat = C(DROPOUT), .shape = ab_shape_dropout, .cost = ab_cost_dropout, .state_in = ~1u },
 	/* reductions */
-	{ "ReduceMean", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
-	{ "ReduceSum", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
-	{ "ReduceMax", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
-	{ "ReduceMin", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
-	{ "ReduceProd", C(REDUCE), ab_shape_reduce, ab_fold_reduce, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
-	{ "ReduceL1", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
-	{ "ReduceL2", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
-	{ "ReduceSumSquare", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
-	{ "ReduceLogSumExp", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
-	{ "ArgMax", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, AB_OP_NOGRAD, 0, 0, 0, 0, NULL },
-	{ "ArgMin", C(REDUCE), ab_shape_reduce, NULL, ab_cost_reduce, AB_OP_NOGRAD, 0, 0, 0, 0, NULL },
-	{ "TopK", C(REDUCE), ab_shape_topk, NULL, ab_cost_reduce, 0, 0, 0, 0, 0, NULL },
+	{ .name = "ReduceMean", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .flags = AB_OP_MEAN_GRAD, .scalar = &ab_sc_mean },
+	{ .name = "ReduceSum", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_add },
+	{ .name = "ReduceMax", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_max, .save_in = 1 },
+	{ .name = "ReduceMin", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_min, .save_in = 1 },
+	{ .name = "ReduceProd", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_mul, .save_in = 1 },
+	{ .name = "ReduceL1", .cat = C(REDUCE), .shape = ab_shape_reduce, .cost = ab_cost_reduce },
+	{ .name = "ReduceL2", .cat = C(REDUCE), .shape = ab_shape_reduce, .cost = ab_cost_reduce, .save_in = 1 },
+	{ .name = "ReduceSumSquare", .cat = C(REDUCE), .shape = ab_shape_reduce, .cost = ab_cost_reduce },
+	{ .name = "ReduceLogSumExp", .cat = C(REDUCE), .shape = ab_shape_reduce, .cost = ab_cost_reduce },
+	{ .name = "ArgMax", .cat = C(REDUCE), .shape = ab_shape_reduce, .cost = ab_cost_reduce, .flags = AB_OP_NOGRAD, .save_in = 1, .out_dtype = AB_OUT_INDEX },
+	{ .name = "ArgMin", .cat = C(REDUCE), .shape = ab_shape_reduce, .cost = ab_cost_reduce, .flags = AB_OP_NOGRAD, .save_in = 1, .out_dtype = AB_OUT_INDEX },
+	{ .name = "TopK", .cat = C(REDUCE), .shape = ab_shape_topk, .cost = ab_cost_reduce },
 	/* recurrent */
-	{ "LSTM", C(RECURRENT), ab_shape_rnn, NULL, ab_cost_rnn, 0, 0, 0, 0, 0, NULL },
-	{ "GRU", C(RECURRENT), ab_shape_rnn, NULL, ab_cost_rnn, 0, 0, 0, 0, 0, NULL },
-	{ "RNN", C(RECURRENT), ab_shape_rnn, NULL, ab_cost_rnn, 0, 0, 0, 0, 0, NULL },
+	{ .name = "LSTM", .cat = C(RECURRENT), .shape = ab_shape_rnn, .cost = ab_cost_rnn, .gates = 4 },
+	{ .name = "GRU", .cat = C(RECURRENT), .shape = ab_shape_rnn, .cost = ab_cost_rnn, .gates = 3 },
+	{ .name = "RNN", .cat = C(RECURRENT), .shape = ab_shape_rnn, .cost = ab_cost_rnn, .gates = 1 },
 };
 const int ab_n_ops = (int)(sizeof ab_ops / sizeof ab_ops[0]);
 

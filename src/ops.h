@@ -28,6 +28,7 @@ typedef struct ab_ctx {
 	abacus_error *err;
 	ab_arena *arena;         /* folded values are allocated here (they live as long as the analysis) */
 	const unsigned char *cl; /* per tensor: an activation PyTorch holds channels-last (analysis.c) */
+	const struct ab_runtime *rt; /* what the work costs on the configuration's runtime (runtime.h) */
 } ab_ctx;
 
 /* Saved-for-backward description: bit k of in_mask saves input k, bit k of out_mask saves output k;
@@ -57,13 +58,35 @@ typedef struct ab_cost {
 	int64_t norm_rows;       /* (sample, channel) rows of a batch norm whose maps are too small for
 	                          * PyTorch's vectorised kernels: each costs a fixed ~100 ns (ab_cost_norm) */
 	double arith_ns;         /* forward + backward arithmetic per output element beyond a ReLU's, in ns
-	                          * of one thread: costly activations (analysis.c ab_arith_ns, fusion.c) */
+	                          * of one thread: costly activations (the runtime's act_ns, runtime.h) */
 } ab_cost;
 
 enum {
-	AB_OP_VIEW = 1,      /* output 0 shares input 0's storage (reshape, transpose, slice ...) */
-	AB_OP_NOGRAD = 2     /* outputs never require grad (comparisons, shape queries, argmax) */
+	AB_OP_VIEW = 1,        /* output 0 shares input 0's storage (reshape, transpose, slice ...) */
+	AB_OP_NOGRAD = 2,      /* outputs never require grad (comparisons, shape queries, argmax) */
+	AB_OP_CONSTANT = 4,    /* a constant: folded even without inputs, and never a layer (Constant) */
+	AB_OP_MEAN_GRAD = 8,   /* its input's gradient is an expansion, laid out like one (ReduceMean; memory.c) */
+	AB_OP_COPIES_MEAN_GRAD = 16, /* copies such a gradient before using it as its output's (MatMul, Gemm) */
+	AB_OP_SELECT = 32,     /* input 0 is a condition; the output's dtype is input 1's (Where) */
+	AB_OP_TRANSPOSED = 64, /* a transposed convolution (ConvTranspose) */
+	AB_OP_PERMUTE = 128,   /* a permutation of axes (Transpose): it may leave an activation channels-last */
+	AB_OP_GROUPS = 256,    /* with attribute group > 1 the layer is a grouped convolution (Conv) */
+	AB_OP_LOOKUP = 512,    /* reading rows of a parameter makes it an embedding (Gather) */
+	AB_OP_PRODUCT = 1024,  /* a product of two activations is attention-like (MatMul, Einsum) */
+	AB_OP_GLOBAL = 2048,   /* pooling over the whole map (GlobalAveragePool ...) */
+	AB_OP_ARGMAX = 4096    /* routes gradients through the positions of maxima it keeps (max pooling) */
 };
+
+/* The output's dtype (ab_shape_unary, ab_shape_broadcast, ab_shape_reduce): the input's, bool, the `to`
+ * attribute, input 1's, or int64 indices. */
+enum { AB_OUT_SAME, AB_OUT_BOOL, AB_OUT_CAST_TO, AB_OUT_LIKE_IN1, AB_OUT_INDEX /* int64 (ArgMax) */ };
+
+/* An activation's arithmetic class: what it costs beyond a ReLU per element is the runtime's measurement
+ * (runtime_torch_cpu.c); the decomposed SiLU, GELU and Mish patterns get theirs from fusion. */
+typedef enum ab_act {
+	AB_ACT_NONE, AB_ACT_SIGMOID, AB_ACT_ELU, AB_ACT_TANH, AB_ACT_SOFTPLUS, AB_ACT_PRELU, AB_ACT_MISH, AB_ACT_GELU,
+	AB_ACT_SILU, AB_ACT_COUNT
+} ab_act;
 
 /* ab_opdef.save_in values that depend on which operands require grad (autograd saves conditionally):
  * a product keeps each operand for the other's gradient only (x * w keeps w for dx, x for dw); a
@@ -96,11 +119,29 @@ typedef struct ab_opdef {
 	unsigned flags;
 	int fwd_per_elem, bwd_per_elem;         /* FLOPs per output element (element-wise rule) */
 	unsigned save_in, save_out;             /* tensors saved for backward (element-wise rule) */
-	const ab_scalar *scalar;                /* element-wise folding (fold = ab_fold_elementwise), or NULL */
+	const ab_scalar *scalar;                /* element-wise folding (fold = ab_fold_elementwise or
+	                                         * ab_fold_reduce), or NULL */
+	int out_dtype;                          /* AB_OUT_*: the element-wise shape rules' output dtype */
+	ab_act act;                             /* the activation's arithmetic class */
+	unsigned grad_pass;                     /* bit i: input i receives the output's gradient itself, no
+	                                         * copy (Add: every input of its shape; Sub: the first) */
+	unsigned state_in;                      /* bit i: a float initializer at input i is state (running
+	                                         * statistics, scales, pad values), not a trainable parameter */
+	int gates;                              /* recurrent cells: gates per step (LSTM 4, GRU 3, RNN 1) */
 } ab_opdef;
 
 extern const ab_opdef ab_ops[];
 extern const int ab_n_ops;
+/* The op table's row of a node, or NULL for an op not in it. */
+static inline const ab_opdef *ab_node_def(const ab_node *n)
+{
+	return n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
+}
+/* The row's AB_OP_* flags (0 for an unknown op). */
+static inline unsigned ab_node_flags(const ab_node *n)
+{
+	return n->op_index >= 0 ? ab_ops[n->op_index].flags : 0;
+}
 /* Row index for (op_type, domain), or -1. Domains "" and "ai.onnx" are the standard ops. */
 int ab_op_lookup(const char *op, const char *domain);
 
@@ -165,16 +206,21 @@ int ab_shape_gather(ab_ctx *c);
 int ab_fold_gather(ab_ctx *c);
 int ab_shape_expand(ab_ctx *c);
 int ab_shape_tile(ab_ctx *c);
-int ab_fold_broadcast_copy(ab_ctx *c);
+int ab_fold_expand(ab_ctx *c);
+int ab_fold_tile(ab_ctx *c);
 int ab_shape_shape(ab_ctx *c);
+int ab_shape_size(ab_ctx *c);
 int ab_shape_constant(ab_ctx *c);
 int ab_shape_constant_of_shape(ab_ctx *c);
 int ab_shape_range(ab_ctx *c);
 int ab_shape_pad(ab_ctx *c);
 int ab_shape_resize(ab_ctx *c);
+int ab_shape_upsample(ab_ctx *c);
 int ab_shape_like_input1(ab_ctx *c);
-int ab_shape_depth_space(ab_ctx *c);
+int ab_shape_depth_to_space(ab_ctx *c);
+int ab_shape_space_to_depth(ab_ctx *c);
 int ab_shape_random(ab_ctx *c);
+int ab_shape_random_like(ab_ctx *c);
 int ab_shape_onehot(ab_ctx *c);
 int ab_shape_gather_nd(ab_ctx *c);
 

@@ -105,20 +105,22 @@ int ab_broadcast_dims(ab_ctx *c, const ab_shape *a, const ab_shape *b, int *rank
 	return 0;
 }
 
+/* The op table's output dtype rule. */
 static int out_dtype(ab_ctx *c, int in_dtype)
 {
-	const char *op = c->n->op;
-	if (!strcmp(op, "Equal") || !strcmp(op, "Less") || !strcmp(op, "Greater") || !strcmp(op, "LessOrEqual") ||
-	    !strcmp(op, "GreaterOrEqual") || !strcmp(op, "Not") || !strcmp(op, "And") || !strcmp(op, "Or") ||
-	    !strcmp(op, "Xor") || !strcmp(op, "IsNaN") || !strcmp(op, "IsInf"))
+	const ab_opdef *d = ab_node_def(c->n);
+	switch (d ? d->out_dtype : AB_OUT_SAME) {
+	case AB_OUT_BOOL:
 		return AB_DT_BOOL;
-	if (!strcmp(op, "Cast"))
+	case AB_OUT_CAST_TO:
 		return (int)ab_attr_int(c->n, "to", in_dtype);
-	if (!strcmp(op, "CastLike")) {
+	case AB_OUT_LIKE_IN1: {
 		const ab_shape *s = ab_in(c, 1);
 		return s && s->known ? s->dtype : in_dtype;
 	}
-	return in_dtype;
+	default:
+		return in_dtype;
+	}
 }
 
 int ab_shape_unary(ab_ctx *c)
@@ -136,7 +138,7 @@ int ab_shape_broadcast(ab_ctx *c)
 	int rank = 0, rc;
 	int64_t dims[ABACUS_MAX_RANK];
 	int dtype = -1;
-	int first = !strcmp(c->n->op, "Where") ? 1 : 0;
+	int first = (ab_node_flags(c->n) & AB_OP_SELECT) ? 1 : 0;
 	ab_shape acc = { 1, 0, 0, { 0 }, 1 };
 	for (int k = 0; k < c->n->n_in; k++) {
 		if ((rc = ab_need(c, k)))

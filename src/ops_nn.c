@@ -12,7 +12,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "ops.h"
+#include "runtime.h"
 
 static int64_t bytes_of(const ab_shape *s)
 {
@@ -153,95 +153,6 @@ int ab_shape_conv_transpose(ab_ctx *c)
 	return ab_set_out(c, 0, x->dtype, x->rank, dims);
 }
 
-/* Depthwise backward rates against a 3×3's (conv_path). */
-#define AB_DW_LARGE_BACKWARD 6.5
-#define AB_DW_DILATED_BACKWARD 11.0
-
-/* Bytes of a tensor in oneDNN's blocked layout (nChw16c on this AVX-512 machine): channels padded to a
- * multiple of 16. An autoencoder's last convolution (32 → 3 channels on 64×64) holds a 16-channel copy
- * of its 3-channel output gradient in backward (the tracker: 10.49 MiB peak; with unpadded copies the
- * simulation said 9.63). */
-static int64_t blocked_bytes(const ab_shape *t)
-{
-	int64_t b = bytes_of(t);
-	if (t->rank < 3 || t->dims[1] <= 0 || t->dims[1] % 16 == 0)
-		return b;
-	double padded = (double)b / (double)t->dims[1] * (double)((t->dims[1] + 15) / 16 * 16);
-	return padded < AB_I64_DOUBLE_MAX ? (int64_t)padded : b;
-}
-
-/* Which CPU kernel PyTorch 1.13 runs (ConvParams::use_mkldnn, checked with torch._C._select_conv_backend):
- * oneDNN when (strided or dilated or batch >= 16 or not 1×1 or threads > 1) and (groups > 1 or both
- * kernel dims > 3 or batch > 1 or the input has more than 20,480 elements); otherwise, and for every
- * transposed convolution, its own im2col + BLAS path ("slow_conv2d"), whose rate differs. So a 1×1
- * convolution at batch < 16 takes the slow path on one thread and oneDNN on two: both answers are kept
- * and the time terms pick by the hardware's threads. Only dense (group 1) 2-D and 1-D convolutions are
- * marked: their FLOPs are the dense-convolution term's. */
-static int conv_path(ab_ctx *c, ab_cost *k, int transpose)
-{
-	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1);
-	int nsp = x->rank - 2;
-	int64_t group = ab_attr_int(c->n, "group", 1);
-	/* A depthwise convolution (one input channel per group) runs at a rate that depends on its kernel,
-	 * unlike the other grouped ones. Measured here (one thread, B 1-16, 64-480 channels, GFLOP/s):
-	 *              3×3    5×5    7×7    9×9    dilated 3×3 / 5×5
-	 *   forward   26-40  60-87  88-120 109-149     25-35 / 50-80
-	 *   backward  27-32  4.3-6.2 4.4-6.5 4.5-5.6   1.8-2.8 / 2.5-2.8
-	 * oneDNN's forward gains with the kernel, its backward for anything but 3×3 (mobilenet_v3,
-	 * efficientnet, mnasnet, convmixer: 5×5; convnext 7×7; LR-ASPP's dilated 5×5, its slowest layers)
-	 * falls to a flat 4.5, or 2.5 dilated. The time terms count such FLOPs in units of a 3×3's: forward
-	 * (9 / kernel elements)^0.65, backward 6.5 or 11 (dilated). Fixed weights, not fitted terms: as a
-	 * free term, the slow backward's rate on cpu2 absorbed the per-operator overhead of the small-layer
-	 * networks that have such convolutions and priced convmixer at 2.8× its time when it was left out. */
-	if (group > 1 && wt->rank == x->rank && wt->dims[1] == 1 && !transpose) {
-		win dw;
-		int rc = read_window(c, nsp, wt->dims + 2, &dw);
-		if (rc)
-			return rc;
-		double kk = 1;
-		int large = 0, dilated = 0;
-		for (int i = 0; i < nsp; i++) {
-			kk *= (double)dw.k[i];
-			large |= dw.k[i] > 3;
-			dilated |= dw.k[i] > 1 && dw.d[i] > 1;
-		}
-		k->dw_weight[0] = kk > 9 ? pow(9 / kk, 0.65) : 1;
-		k->dw_weight[1] = dilated ? AB_DW_DILATED_BACKWARD : large ? AB_DW_LARGE_BACKWARD : 1;
-	}
-	if (group != 1 || nsp < 1 || nsp > 2)
-		return 0;
-	if (transpose) {
-		k->slow_path |= AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;
-		return 0;
-	}
-	win w;
-	int rc = read_window(c, nsp, wt->dims + 2, &w);
-	if (rc)
-		return rc;
-	int strided = 0, dilated = 0, one = 1, big_kernel = nsp == 2;
-	for (int i = 0; i < nsp; i++) {
-		strided |= w.s[i] != 1;
-		dilated |= w.d[i] != 1;
-		one &= w.k[i] == 1;
-		big_kernel &= w.k[i] > 3;
-	}
-	/* oneDNN computes output channels in blocks of 16: measured (one thread, fwd + bwd), 32 → 3 channels
-	 * on 64×64 takes as long as 32 → 16 (3.0 vs 3.1 ms), 64 → 21 as 64 → 32, 64 → 24 as 64 → 32, 64 → 1 as
-	 * 64 → 16. (Input channels pad less clearly: 24 → 64 is 19 % cheaper than 32 → 64, 40 → 80 costs
-	 * as much as 48 → 80; not counted.) An autoencoder's RGB output layer and a segmentation head's
-	 * class logits run at a fraction of the dense rate per FLOP. */
-	int64_t cout = wt->dims[0];
-	if (cout > 0 && cout % 16)
-		k->pad_weight = (double)((cout + 15) / 16 * 16) / (double)cout;
-	int64_t batch = x->dims[0];
-	int fast_shape = big_kernel || batch > 1 || x->numel > 20480;
-	if (!fast_shape)
-		k->slow_path |= AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;
-	else if (!(strided || dilated || batch >= 16 || !one))
-		k->slow_path |= AB_SLOW_ONE_THREAD;
-	return 0;
-}
-
 /* Convolution: MACs = N × Cout × out_spatial × (Cin/group) × kernel (ConvTranspose: over the input). */
 int ab_cost_conv(ab_ctx *c, ab_cost *k)
 {
@@ -249,7 +160,7 @@ int ab_cost_conv(ab_ctx *c, ab_cost *k)
 	int64_t macs = 1, ksz = 1;
 	if (wt->rank > 2 && ab_numel(wt->dims + 2, wt->rank - 2, &ksz))
 		return OVF(c);
-	int transpose = !strcmp(c->n->op, "ConvTranspose");
+	int transpose = (ab_node_flags(c->n) & AB_OP_TRANSPOSED) != 0;
 	/* Per output (conv) or input (transpose) element: weight->dims[1] × kernel MACs. */
 	const ab_shape *base = transpose ? x : y;
 	if (ab_mul(base->numel, wt->dims[1], &macs) || ab_mul(macs, ksz, &macs))
@@ -269,27 +180,19 @@ int ab_cost_conv(ab_ctx *c, ab_cost *k)
 		return OVF(c);
 	k->in_mask = 1; /* the input (weights are parameters, always live) */
 	io_bytes(c, k);
-	int rc = conv_path(c, k, transpose);
-	/* oneDNN's backward reorders the output's gradient, and makes the input's, in its blocked layout
-	 * before converting back: transient copies of both (measured with the allocator tracker: 3×3, 1×1,
-	 * strided and first layers within 0.01 MiB; depthwise ones on small feature maps keep only the
-	 * output's copy, or a fixed 0.1-0.6 MiB, so this overstates them by up to the input's size). Its
-	 * weight-gradient path holds a multiple of the weight instead where that is larger: about 4.3× with
-	 * a kernel of 256 elements or more (ViT's 16×16 and 32×32 patch embeddings: 37.6 MiB for vit_b_32's
-	 * 9 MiB stem, whatever the batch, its backward peak), and 256× for a depthwise convolution on a
-	 * channels-last input (convnext's blocks after the first of a stage: 36.9 MiB for 768 channels of
-	 * 7×7, 18.5 for 384, 9.2 for 192, whatever the spatial size). PyTorch's own path (conv_path, one
-	 * thread) makes none of these. */
-	if (rc == 0 && !transpose && !(k->slow_path & AB_SLOW_ONE_THREAD)) {
-		k->bwd_workspace = blocked_bytes(y) + (ab_in_rg(c, 0) ? blocked_bytes(x) : 0);
-		double weights = !ab_in_rg(c, 1)                        ? 0
-		                 : k->dw_weight[0] > 0 && ab_in_cl(c, 0) ? 256.0 * (double)bytes_of(wt)
-		                 : ksz >= 256                            ? 4.3 * (double)bytes_of(wt)
-		                                                         : 0;
-		if (weights > (double)k->bwd_workspace && weights < AB_I64_DOUBLE_MAX)
-			k->bwd_workspace = (int64_t)weights;
-	}
-	return rc;
+	/* Which kernel runs it, and what that kernel holds, is the runtime's (runtime.h). */
+	ab_conv_desc cv = { .x = x, .w = wt, .y = y, .nsp = x->rank - 2, .group = ab_attr_int(c->n, "group", 1),
+	                    .ksz = ksz, .transpose = transpose, .x_grad = ab_in_rg(c, 0), .w_grad = ab_in_rg(c, 1),
+	                    .x_channels_last = ab_in_cl(c, 0) };
+	win w;
+	int rc = read_window(c, cv.nsp, wt->dims + 2, &w);
+	if (rc)
+		return rc;
+	memcpy(cv.k, w.k, sizeof cv.k);
+	memcpy(cv.s, w.s, sizeof cv.s);
+	memcpy(cv.d, w.d, sizeof cv.d);
+	c->rt->conv_kernel(&cv, k);
+	return 0;
 }
 
 int ab_shape_pool(ab_ctx *c)
@@ -301,7 +204,7 @@ int ab_shape_pool(ab_ctx *c)
 	if (x->rank < 3)
 		return ab_node_err(c, ABACUS_ESHAPE, "pooling needs an input of rank ≥ 3, got %d", x->rank);
 	int64_t dims[ABACUS_MAX_RANK] = { x->dims[0], x->dims[1] };
-	if (!strncmp(c->n->op, "Global", 6)) {
+	if (ab_node_flags(c->n) & AB_OP_GLOBAL) {
 		for (int i = 2; i < x->rank; i++)
 			dims[i] = 1;
 		return ab_set_out(c, 0, x->dtype, x->rank, dims);
@@ -322,8 +225,8 @@ int ab_shape_pool(ab_ctx *c)
 int ab_cost_pool(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0), *y = out0(c);
-	int global = !strncmp(c->n->op, "Global", 6);
-	int maxp = strstr(c->n->op, "Max") != NULL;
+	int global = (ab_node_flags(c->n) & AB_OP_GLOBAL) != 0;
+	int maxp = (ab_node_flags(c->n) & AB_OP_ARGMAX) != 0;
 	int64_t win_elems = 1;
 	if (!global) {
 		size_t nk;
@@ -553,7 +456,8 @@ int ab_cost_norm(ab_ctx *c, ab_cost *k)
 		return OVF(c);
 	k->in_mask = 1;
 	int64_t groups = 1;
-	int bn = !strcmp(c->n->op, "BatchNormalization");
+	const ab_opdef *def = ab_node_def(c->n);
+	int bn = def && def->cat == ABACUS_CAT_BATCHNORM;
 	if (bn)
 		groups = x->rank > 1 ? x->dims[1] : 1;
 	else
@@ -568,7 +472,7 @@ int ab_cost_norm(ab_ctx *c, ab_cost *k)
 	 * of a network at small inputs) fills no vector: measured on cpu1, fwd + bwd of [8, 960, 2, 2] takes
 	 * 0.9-1.1 ms, [8, 960, 4, 4] (4× the data) 0.3 ms; 75-140 ns per row at 2-9 elements for 64 to
 	 * 960 channels and batches 8 and 32, against 3-5 ns per element on larger maps. A 1×1 map takes a
-	 * separate fast path (8 ns per row). Such rows are a time term of their own (model.c term 14). */
+	 * separate fast path (8 ns per row). Such rows are a time term of their own (AB_TERM_NORM_ROWS). */
 	if (bn && groups > 0 && x->rank > 2) {
 		int64_t rows = x->dims[0] * groups, map = rows > 0 ? x->numel / rows : 0;
 		if (map > 1 && map < 16)
@@ -668,7 +572,8 @@ int ab_shape_reduce(ab_ctx *c)
 		else if (keep)
 			dims[r++] = 1;
 	}
-	int dtype = !strncmp(c->n->op, "Arg", 3) ? AB_DT_INT64 : x->dtype;
+	const ab_opdef *def = ab_node_def(c->n);
+	int dtype = def && def->out_dtype == AB_OUT_INDEX ? AB_DT_INT64 : x->dtype;
 	return ab_set_out(c, 0, dtype, r, dims);
 }
 
@@ -681,16 +586,15 @@ int ab_fold_reduce(ab_ctx *c)
 	if (os->numel != 1 || in->n == 0)
 		return 0;
 	const char *op = c->n->op;
+	const ab_opdef *def = ab_node_def(c->n);
+	const ab_scalar *sc = def ? def->scalar : NULL;
+	if (!sc)
+		return 0;
+	/* In doubles, as the values are shape arithmetic (products of dims), then checked back into int64. */
 	double acc = ab_value_get(in, 0);
-	for (int64_t k = 1; k < in->n; k++) {
-		double x = ab_value_get(in, k);
-		if (!strcmp(op, "ReduceProd")) acc *= x;
-		else if (!strcmp(op, "ReduceSum") || !strcmp(op, "ReduceMean")) acc += x;
-		else if (!strcmp(op, "ReduceMax")) acc = x > acc ? x : acc;
-		else if (!strcmp(op, "ReduceMin")) acc = x < acc ? x : acc;
-		else return 0;
-	}
-	if (!strcmp(op, "ReduceMean"))
+	for (int64_t k = 1; k < in->n; k++)
+		acc = sc->f(acc, ab_value_get(in, k), 0);
+	if (sc->mean)
 		acc /= (double)in->n;
 	ab_value *v = ab_value_new(c->arena, in->dtype, os->rank, os->dims, c->err);
 	if (!v)
@@ -707,9 +611,9 @@ int ab_cost_reduce(ab_ctx *c, ab_cost *k)
 	const ab_shape *x = ab_in(c, 0);
 	k->fwd = x->numel;
 	k->bwd = ab_in_rg(c, 0) ? x->numel : 0;
-	/* Max/min reductions keep the input to route gradients; sums and means keep nothing. */
-	if (strstr(c->n->op, "Max") || strstr(c->n->op, "Min") || strstr(c->n->op, "L2") || strstr(c->n->op, "Prod"))
-		k->in_mask = 1;
+	/* Max/min reductions keep the input to route gradients; sums and means keep nothing (the table's save_in). */
+	const ab_opdef *def = ab_node_def(c->n);
+	k->in_mask = def ? def->save_in : 0;
 	io_bytes(c, k);
 	return 0;
 }
@@ -736,9 +640,10 @@ int ab_shape_topk(ab_ctx *c)
 /* ---- recurrent layers ---- */
 
 /* LSTM / GRU / RNN with layout 0: X [seq, batch, input]; W [dirs, G·H, input]; R [dirs, G·H, H]. */
-static int rnn_gates(const char *op)
+static int rnn_gates(const ab_node *n)
 {
-	return !strcmp(op, "LSTM") ? 4 : !strcmp(op, "GRU") ? 3 : 1;
+	const ab_opdef *d = ab_node_def(n);
+	return d && d->gates > 0 ? d->gates : 1;
 }
 
 int ab_shape_rnn(ab_ctx *c)
@@ -752,7 +657,7 @@ int ab_shape_rnn(ab_ctx *c)
 	if (x->rank != 3 || w->rank != 3)
 		return ab_node_err(c, ABACUS_ESHAPE, "expects a 3-D input and weight");
 	if (h <= 0)
-		h = w->dims[1] / rnn_gates(c->n->op);
+		h = w->dims[1] / rnn_gates(c->n);
 	int64_t dirs = w->dims[0];
 	int64_t seq = layout ? x->dims[1] : x->dims[0], batch = layout ? x->dims[0] : x->dims[1];
 	int64_t y[4] = { seq, dirs, batch, h }, yh[3] = { dirs, batch, h };
@@ -784,7 +689,7 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0), *w = ab_in(c, 1);
 	int layout = (int)ab_attr_int(c->n, "layout", 0);
-	int64_t G = rnn_gates(c->n->op);
+	int64_t G = rnn_gates(c->n);
 	int64_t dirs = w->dims[0], gh = w->dims[1], in = w->dims[2], h = gh / G;
 	int64_t seq = layout ? x->dims[1] : x->dims[0], batch = layout ? x->dims[0] : x->dims[1];
 	int64_t steps, macs, mm;

@@ -502,14 +502,13 @@ int ab_shape_tile(ab_ctx *c)
 	return ab_set_out(c, 0, s->dtype, s->rank, dims);
 }
 
-int ab_fold_broadcast_copy(ab_ctx *c)
+/* Expand: element-wise identity with broadcasting; Tile (`tile`): index modulo input dims. */
+static int fold_broadcast_copy(ab_ctx *c, int tile)
 {
-	/* Expand: element-wise identity with broadcasting; Tile: index modulo input dims. */
 	const ab_value *in = ab_inval(c, 0);
 	const ab_shape *os = &c->shapes[c->n->out[0]];
 	if (os->numel > AB_MAX_CONST_ELEMS)
 		return 0;
-	int tile = !strcmp(c->n->op, "Tile");
 	ab_value *v = ab_value_new(c->arena, in->dtype, os->rank, os->dims, c->err);
 	if (!v)
 		return c->err ? c->err->code : ABACUS_ENOMEM;
@@ -533,14 +532,23 @@ int ab_fold_broadcast_copy(ab_ctx *c)
 	return ab_set_outval(c, 0, v);
 }
 
+int ab_fold_expand(ab_ctx *c)
+{
+	return fold_broadcast_copy(c, 0);
+}
+
+int ab_fold_tile(ab_ctx *c)
+{
+	return fold_broadcast_copy(c, 1);
+}
+
 /* Shape and Size always fold once the input's shape is known: that is what removes shape sub-graphs. */
-int ab_shape_shape(ab_ctx *c)
+static int shape_query(ab_ctx *c, int is_size)
 {
 	int rc = ab_need(c, 0);
 	if (rc)
 		return rc;
 	const ab_shape *s = ab_in(c, 0);
-	int is_size = !strcmp(c->n->op, "Size");
 	int64_t r = is_size ? 0 : s->rank;
 	int64_t one = 1;
 	ab_value *v = ab_value_new(c->arena, AB_DT_INT64, is_size ? 0 : 1, is_size ? &one : &r, c->err);
@@ -561,6 +569,16 @@ int ab_shape_shape(ab_ctx *c)
 			v->i[i - b] = s->dims[i];
 	}
 	return ab_set_outval(c, 0, v);
+}
+
+int ab_shape_shape(ab_ctx *c)
+{
+	return shape_query(c, 0);
+}
+
+int ab_shape_size(ab_ctx *c)
+{
+	return shape_query(c, 1);
 }
 
 int ab_shape_constant(ab_ctx *c)
@@ -674,14 +692,13 @@ int ab_shape_pad(ab_ctx *c)
 	return ab_set_out(c, 0, s->dtype, s->rank, dims);
 }
 
-int ab_shape_resize(ab_ctx *c)
+static int shape_resize(ab_ctx *c, int upsample)
 {
 	int rc;
 	if ((rc = ab_need(c, 0)))
 		return rc;
 	const ab_shape *s = ab_in(c, 0);
 	int64_t dims[ABACUS_MAX_RANK];
-	int upsample = !strcmp(c->n->op, "Upsample");
 	int si = upsample ? 1 : 2;   /* scales input */
 	const ab_value *sizes = upsample ? NULL : ab_inval(c, 3);
 	if (!upsample && ab_has_in(c, 3) && ab_in(c, 3)->known && ab_in(c, 3)->numel > 0) {
@@ -707,6 +724,17 @@ int ab_shape_resize(ab_ctx *c)
 	return ab_set_out(c, 0, s->dtype, s->rank, dims);
 }
 
+int ab_shape_resize(ab_ctx *c)
+{
+	return shape_resize(c, 0);
+}
+
+/* Upsample (opset < 10): scales are input 1, and there are no sizes. */
+int ab_shape_upsample(ab_ctx *c)
+{
+	return shape_resize(c, 1);
+}
+
 /* Output takes the shape of input `k`: ScatterND/ScatterElements (data), GatherElements (indices). */
 int ab_shape_like_input1(ab_ctx *c)
 {
@@ -718,7 +746,7 @@ int ab_shape_like_input1(ab_ctx *c)
 	return rc ? rc : ab_set_out(c, 0, ab_in(c, 0)->dtype, s->rank, s->dims);
 }
 
-int ab_shape_depth_space(ab_ctx *c)
+static int depth_space(ab_ctx *c, int to_space)
 {
 	int rc = ab_need(c, 0);
 	if (rc)
@@ -728,7 +756,7 @@ int ab_shape_depth_space(ab_ctx *c)
 	if (s->rank != 4 || b <= 0)
 		return ab_node_err(c, ABACUS_ESHAPE, "expects a 4-D input and a positive blocksize");
 	int64_t d[4] = { s->dims[0], 0, 0, 0 };
-	if (!strcmp(c->n->op, "DepthToSpace")) {
+	if (to_space) {
 		if (s->dims[1] % (b * b))
 			return ab_node_err(c, ABACUS_ESHAPE, "channels not divisible by blocksize²");
 		d[1] = s->dims[1] / (b * b);
@@ -745,14 +773,23 @@ int ab_shape_depth_space(ab_ctx *c)
 	return ab_set_out(c, 0, s->dtype, 4, d);
 }
 
+int ab_shape_depth_to_space(ab_ctx *c)
+{
+	return depth_space(c, 1);
+}
+
+int ab_shape_space_to_depth(ab_ctx *c)
+{
+	return depth_space(c, 0);
+}
+
 
 /* RandomUniformLike/RandomNormalLike/Bernoulli take input 0's shape; RandomUniform/RandomNormal the
  * `shape` attribute. The `dtype` attribute, when present, sets the element type. */
-int ab_shape_random(ab_ctx *c)
+static int shape_random(ab_ctx *c, int like)
 {
 	int rc;
 	const ab_node *n = c->n;
-	int like = strstr(n->op, "Like") != NULL || !strcmp(n->op, "Bernoulli");
 	if (like) {
 		if ((rc = ab_need(c, 0)))
 			return rc;
@@ -764,6 +801,16 @@ int ab_shape_random(ab_ctx *c)
 	if (!dims || cnt > ABACUS_MAX_RANK)
 		return ab_node_err(c, ABACUS_EGRAPH, "needs a shape attribute of at most %d dims", ABACUS_MAX_RANK);
 	return ab_set_out(c, 0, (int)ab_attr_int(n, "dtype", AB_DT_FLOAT), (int)cnt, dims);
+}
+
+int ab_shape_random(ab_ctx *c)
+{
+	return shape_random(c, 0);
+}
+
+int ab_shape_random_like(ab_ctx *c)
+{
+	return shape_random(c, 1);
 }
 
 /* OneHot: indices shape with `depth` (a constant input) inserted at `axis`. */

@@ -29,6 +29,9 @@ expect_rc "bad dims" 2 $A inspect "$G" --input input=1x3xtwo
 head -c 1000 "$G" > /tmp/abacus_trunc.$$.onnx
 expect_rc "truncated graph fails cleanly" 1 $A inspect /tmp/abacus_trunc.$$.onnx
 grep -q "^abacus: " /tmp/abacus_cli_err.$$ && ok "truncated graph error format" || bad "truncated graph error format"
+expect_rc "inspect --runtime torch-1.13.1" 0 $A inspect "$G" --runtime torch-1.13.1
+expect_rc "inspect unknown --runtime" 2 $A inspect "$G" --runtime tf-2.21.0
+grep -q "one of: torch-1.13.1 (got 'tf-2.21.0')" /tmp/abacus_cli_err.$$ && ok "unknown runtime error lists the runtimes" || bad "unknown runtime error lists the runtimes"
 expect_rc "inspect table" 0 $A inspect "$G" --batch 4
 grep -q "^totals: 11689512 parameters" /tmp/abacus_cli_out.$$ && ok "table totals" || bad "table totals"
 expect_rc "inspect json" 0 $A inspect "$G" --batch 4 --optimizer adam --format json

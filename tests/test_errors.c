@@ -597,3 +597,42 @@ void test_analyze_shared_graph_threads(void)
 	}
 	abacus_graph_free(g);
 }
+
+/* The runtime selector (abacus_config.runtime): NULL and "torch-1.13.1" price alike; an unknown name is an
+ * error that lists the runtimes this library prices. */
+void test_runtime_selector(void);
+void test_runtime_selector(void)
+{
+	CHECK(abacus_runtime_name(0) != NULL);
+	if (abacus_runtime_name(0))
+		CHECK(!strcmp(abacus_runtime_name(0), "torch-1.13.1"));
+	size_t n = 0;
+	while (abacus_runtime_name(n))
+		n++;
+	CHECK(n >= 1);
+	CHECK(n < 64);
+	abacus_graph *g = NULL;
+	abacus_error err;
+	CHECK_EQ_I64(abacus_graph_load_file(&g, "tests/data/graphs/mobilenet_v2-32.onnx", &err), 0);
+	if (!g)
+		return;
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = 4;
+	abacus_analysis *a = NULL, *b = NULL;
+	CHECK_EQ_I64(abacus_analyze(&a, g, &cfg, &err), 0);
+	cfg.runtime = "torch-1.13.1";
+	CHECK_EQ_I64(abacus_analyze(&b, g, &cfg, &err), 0);
+	if (a && b) {
+		CHECK(!memcmp(abacus_analysis_memory(a), abacus_analysis_memory(b), sizeof(abacus_memory)));
+		CHECK(!memcmp(abacus_analysis_totals(a), abacus_analysis_totals(b), sizeof(abacus_totals)));
+	}
+	abacus_analysis_free(a);
+	abacus_analysis_free(b);
+	a = NULL;
+	cfg.runtime = "tf-2.21.0";
+	CHECK_EQ_I64(abacus_analyze(&a, g, &cfg, &err), ABACUS_EINVAL);
+	CHECK(a == NULL);
+	CHECK_STR_CONTAINS(err.msg, "unknown runtime 'tf-2.21.0'");
+	CHECK_STR_CONTAINS(err.msg, "torch-1.13.1");
+	abacus_graph_free(g);
+}

@@ -7,6 +7,7 @@
 
 #include "analysis.h"
 #include "model.h"
+#include "runtime.h"
 #include "tests.h"
 
 abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err)
@@ -314,7 +315,7 @@ void test_step_cache_share(void)
 		if (a) {
 			double t[AB_TIME_TERMS], W = (double)(sides[k] * sides[k] * 4);
 			ab_time_terms(t, a, 1);
-			double fit = k == 0 ? 1 : k == 1 ? 1.0 / 6 : 1.0 / 8, step = k == 2 ? AB_ADAM_STEP_BYTES : 1;
+			double fit = k == 0 ? 1 : k == 1 ? 1.0 / 6 : 1.0 / 8, step = k == 2 ? AB_TORCH_ADAM_STEP_BYTES : 1;
 			CHECK(fabs(t[AB_TERM_STEP_CACHE] - (W * 2 / 3 + W * step) * fit) < 1e-6 * W);
 			CHECK(fabs(t[AB_TERM_STEP_WEIGHTS] - W * 2 / 3 * (1 - fit)) < 1e-6 * W);
 			CHECK(fabs(t[AB_TERM_OPT_BYTES] - W * step * (1 - fit)) < 1e-6 * W);
@@ -948,7 +949,7 @@ void test_conv_slow_path(void)
  * Term 1 counts the 3×3 as it is, the 5×5's forward (9/25)^0.65 times and its backward (input and weight
  * gradients: 2 × B·8·64 outputs × 25 MACs × 2) 6.5 times, the dilated 3×3's forward once and its
  * backward 11 times (ops_nn.c conv_path). On one thread the weighted FLOPs go to the dense term 0 at
- * AB_DW_DENSE_RATIO each (model.c); on two they stay in term 1. */
+ * AB_TORCH_DW_DENSE_RATIO each (model.c); on two they stay in term 1. */
 void test_depthwise_backward_term(void);
 void test_depthwise_backward_term(void)
 {
@@ -980,7 +981,7 @@ void test_depthwise_backward_term(void)
 	CHECK(fabs(t2[AB_TERM_GROUPCONV] - want) < 1e-9 * want);
 	CHECK(t2[AB_TERM_CONV] == 0);
 	CHECK(t2[AB_TERM_IM2COL] == 0);
-	CHECK(fabs(t[AB_TERM_CONV] - AB_DW_DENSE_RATIO * want) < 1e-9 * want);
+	CHECK(fabs(t[AB_TERM_CONV] - AB_TORCH_DW_DENSE_RATIO * want) < 1e-9 * want);
 	CHECK(fabs(t[AB_TERM_GROUPCONV]) < 1e-9 * want);
 	CHECK(t[AB_TERM_IM2COL] == 0);
 	DONE();

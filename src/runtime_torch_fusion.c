@@ -1,5 +1,6 @@
 /*
- * fusion.c — operators that the ONNX exporter spells out as several nodes but PyTorch runs as one kernel.
+ * runtime_torch_fusion.c — operators that the ONNX exporter spells out as several nodes but PyTorch runs
+ * as one kernel: part of the PyTorch runtime (runtime.h), whose mark_fused this is.
  *
  * At opset 14 torch.onnx decomposes three common operators:
  *
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "runtime.h"
 
 /* The layer that produces tensor t, if it is a layer (not folded, not an input) running `op`. */
 static int producer(const abacus_analysis *a, int t, const char *op)
@@ -140,7 +142,7 @@ static int gelu(abacus_analysis *a, int mul)
 			int div = producer(a, nd(a, erf)->in[0], "Div");
 			a->fused_save[a->node_layer[div]] = in->in[1 - k];
 			a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
-			a->costs[a->node_layer[mul]].arith_ns = AB_ARITH_GELU;
+			a->costs[a->node_layer[mul]].arith_ns = a->rt->act_ns[AB_ACT_GELU];
 			fuse(a, div);
 			fuse(a, erf);
 			fuse(a, add);
@@ -163,7 +165,7 @@ static int mish(abacus_analysis *a, int mul)
 		return 0;
 	a->fused_save[a->node_layer[sp]] = x;
 	a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
-	a->costs[a->node_layer[mul]].arith_ns = AB_ARITH_MISH;
+	a->costs[a->node_layer[mul]].arith_ns = a->rt->act_ns[AB_ACT_MISH];
 	fuse(a, sp);
 	fuse(a, th);
 	return 1;
@@ -178,7 +180,7 @@ static int silu(abacus_analysis *a, int mul)
 		return 0;
 	a->fused_save[a->node_layer[sig]] = x;
 	a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
-	a->costs[a->node_layer[mul]].arith_ns = AB_ARITH_SILU;
+	a->costs[a->node_layer[mul]].arith_ns = a->rt->act_ns[AB_ACT_SILU];
 	fuse(a, sig);
 	return 1;
 }
@@ -202,7 +204,7 @@ static void bias_epilogue(abacus_analysis *a, int node)
 	a->view_bytes += (double)a->layers[l].bytes_read;
 }
 
-void ab_mark_fused(abacus_analysis *a)
+void ab_torch_mark_fused(abacus_analysis *a)
 {
 	const abacus_graph *g = a->g;
 	/* Layer index of the node that currently ends a LayerNorm, per node: its affine Mul/Add join it. */

@@ -1,0 +1,72 @@
+/*
+ * runtime.h — the boundary between what a graph computes and what it costs on one runtime.
+ *
+ * The analysis (analysis.c, the op table and its rules in ops*.c, memory.c) says what each layer computes
+ * and what a reverse-mode step needs: shapes, FLOPs, bytes read and written, the tensors saved for
+ * backward, and the kind of kernel (a convolution's window, groups and layout). A runtime says what that
+ * work costs on it: which kernel it picks (oneDNN or its own im2col path, channel blocking), what it fuses,
+ * the transient memory its kernels hold beyond the generic rule, its measured fixed costs per layer and
+ * per activation, and how a layer's work becomes the analytic time terms (model.h ab_term). TensorFlow and
+ * PyTorch 2 are new runtime_*.c files with a row in runtime.c's table, not edits through the analysis.
+ *
+ * Every runtime is an `ab_runtime` of function pointers and measured constants; an analysis holds the one
+ * its configuration named (abacus_config.runtime; NULL is the first of the table).
+ */
+#ifndef ABACUS_RUNTIME_H
+#define ABACUS_RUNTIME_H
+
+#include "model.h"
+#include "ops.h"
+
+/* What the analysis knows of one convolution, for the runtime's kernel choice. */
+typedef struct ab_conv_desc {
+	const ab_shape *x, *w, *y;        /* input, weight, output */
+	int nsp;                          /* spatial dims */
+	int64_t group;
+	int64_t k[ABACUS_MAX_RANK], s[ABACUS_MAX_RANK], d[ABACUS_MAX_RANK]; /* kernel, stride, dilation */
+	int64_t ksz;                      /* kernel elements (product of the weight's spatial dims) */
+	int transpose;                    /* ConvTranspose */
+	int x_grad, w_grad;               /* the input's and the weight's gradients are computed */
+	int x_channels_last;              /* the input is an activation held channels-last */
+} ab_conv_desc;
+
+typedef struct ab_runtime {
+	const char *name;                 /* as rows' `runtime` column says it: "torch-1.13.1" */
+	/* Kernel selection of a convolution: fills k->slow_path, k->pad_weight, k->dw_weight and the transient
+	 * bytes its backward kernels hold (k->bwd_workspace). */
+	void (*conv_kernel)(const ab_conv_desc *cv, ab_cost *k);
+	/* Kernel layer i's fixed cost per iteration (dispatch, autograd, forward and backward), in µs of one
+	 * thread. */
+	double (*dispatch_us)(const abacus_analysis *a, size_t i);
+	/* Forward + backward arithmetic per output element beyond a ReLU's, ns of one thread, per class. */
+	double act_ns[AB_ACT_COUNT];
+	/* Marks the members of operators the exporter decomposed but the runtime runs as one kernel
+	 * AB_LAYER_FUSED (analysis.h). */
+	void (*mark_fused)(abacus_analysis *a);
+	/* The analytic time terms of an analysed configuration on `threads` threads. */
+	void (*time_terms)(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
+	/* Layer i's part of the time base under the coefficients c (seconds per unit of each term). */
+	double (*layer_time)(const double c[AB_TIME_TERMS], const abacus_analysis *a, size_t i, int threads);
+} ab_runtime;
+
+/* The runtime called `name`, or the default (the table's first) for NULL; NULL when none has that name. */
+const ab_runtime *ab_runtime_find(const char *name);
+
+/* runtime_torch_cpu.c: PyTorch 1.13.1 on a CPU (oneDNN, OpenBLAS), measured on this project's machines. */
+extern const ab_runtime ab_runtime_torch_1_13_cpu;
+/* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
+ * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
+ * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes and
+ * temporaries). Measured here on one thread: 4.5 µs (SGD) and 16 µs (Adam) per small tensor; per
+ * parameter byte on large ones 0.13 and 0.38 ns (the step alone, timed inside the iteration: resnet18,
+ * vgg11 and an MLP all give Adam/SGD = 3.0). The step terms count tensors and bytes in units of SGD's
+ * cost, so one fitted rate per term serves both optimizers. */
+#define AB_TORCH_ADAM_STEP_TENSOR 3.5 /* Adam's step cost per parameter tensor, in units of SGD's */
+#define AB_TORCH_DW_DENSE_RATIO 6.0  /* a 3×3 depthwise FLOP costs this many dense-convolution FLOPs */
+#define AB_TORCH_LLC_BYTES 33554432.0 /* the last-level cache the step's parameter traffic can stay in */
+#define AB_TORCH_ADAM_STEP_BYTES 3.0  /* Adam's step cost per parameter byte, in units of SGD's */
+/* runtime_torch_fusion.c: PyTorch's kernels for the exporter's decomposed LayerNorm, GELU, SiLU, Mish and
+ * GroupNorm. */
+void ab_torch_mark_fused(abacus_analysis *a);
+
+#endif

@@ -1,0 +1,321 @@
+/*
+ * runtime_torch_cpu.c — PyTorch 1.13.1 (Debian's python3-torch) on a CPU: oneDNN convolutions, OpenBLAS
+ * matrix products, the eager autograd engine. Everything here was measured on this project's machines
+ * (PROTOCOL.md; the dates say when); another runtime measures its own and is another file (runtime.h).
+ *
+ * What it holds: which convolution kernel PyTorch picks and the transient memory oneDNN's backward holds;
+ * a layer's fixed cost by kind; an activation's arithmetic beyond a ReLU's; the optimizer step's kernels;
+ * and how an analysed configuration's work becomes the analytic time terms (model.h ab_term).
+ */
+#include <math.h>
+
+#include "analysis.h"
+#include "runtime.h"
+
+static int64_t bytes_of(const ab_shape *s)
+{
+	int64_t b;
+	if (!s || !s->known || ab_mul(s->numel, ab_dtype_size(s->dtype) ? ab_dtype_size(s->dtype) : 4, &b))
+		return 0;
+	return b;
+}
+
+/* ---- convolution kernels ---- */
+
+/* Depthwise backward rates against a 3×3's (conv_kernel). */
+#define AB_DW_LARGE_BACKWARD 6.5
+#define AB_DW_DILATED_BACKWARD 11.0
+
+/* Bytes of a tensor in oneDNN's blocked layout (nChw16c on this AVX-512 machine): channels padded to a
+ * multiple of 16. An autoencoder's last convolution (32 → 3 channels on 64×64) holds a 16-channel copy
+ * of its 3-channel output gradient in backward (the tracker: 10.49 MiB peak; with unpadded copies the
+ * simulation said 9.63). */
+static int64_t blocked_bytes(const ab_shape *t)
+{
+	int64_t b = bytes_of(t);
+	if (t->rank < 3 || t->dims[1] <= 0 || t->dims[1] % 16 == 0)
+		return b;
+	double padded = (double)b / (double)t->dims[1] * (double)((t->dims[1] + 15) / 16 * 16);
+	return padded < AB_I64_DOUBLE_MAX ? (int64_t)padded : b;
+}
+
+/* A dense (group 1) 1-D or 2-D convolution: oneDNN's channel blocks, and which path it takes. */
+static void dense_path(const ab_conv_desc *cv, ab_cost *k)
+{
+	const ab_shape *x = cv->x, *wt = cv->w;
+	if (cv->transpose) {
+		k->slow_path |= AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;
+		return;
+	}
+	int strided = 0, dilated = 0, one = 1, big_kernel = cv->nsp == 2;
+	for (int i = 0; i < cv->nsp; i++) {
+		strided |= cv->s[i] != 1;
+		dilated |= cv->d[i] != 1;
+		one &= cv->k[i] == 1;
+		big_kernel &= cv->k[i] > 3;
+	}
+	/* oneDNN computes output channels in blocks of 16: measured (one thread, fwd + bwd), 32 → 3 channels
+	 * on 64×64 takes as long as 32 → 16 (3.0 vs 3.1 ms), 64 → 21 as 64 → 32, 64 → 24 as 64 → 32, 64 → 1 as
+	 * 64 → 16. (Input channels pad less clearly: 24 → 64 is 19 % cheaper than 32 → 64, 40 → 80 costs
+	 * as much as 48 → 80; not counted.) An autoencoder's RGB output layer and a segmentation head's
+	 * class logits run at a fraction of the dense rate per FLOP. */
+	int64_t cout = wt->dims[0];
+	if (cout > 0 && cout % 16)
+		k->pad_weight = (double)((cout + 15) / 16 * 16) / (double)cout;
+	int64_t batch = x->dims[0];
+	int fast_shape = big_kernel || batch > 1 || x->numel > 20480;
+	if (!fast_shape)
+		k->slow_path |= AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;
+	else if (!(strided || dilated || batch >= 16 || !one))
+		k->slow_path |= AB_SLOW_ONE_THREAD;
+}
+
+/* oneDNN's backward reorders the output's gradient, and makes the input's, in its blocked layout before
+ * converting back: transient copies of both (measured with the allocator tracker: 3×3, 1×1, strided and
+ * first layers within 0.01 MiB; depthwise ones on small feature maps keep only the output's copy, or a
+ * fixed 0.1-0.6 MiB, so this overstates them by up to the input's size). Its weight-gradient path holds a
+ * multiple of the weight instead where that is larger: about 4.3× with a kernel of 256 elements or more
+ * (ViT's 16×16 and 32×32 patch embeddings: 37.6 MiB for vit_b_32's 9 MiB stem, whatever the batch, its
+ * backward peak), and 256× for a depthwise convolution on a channels-last input (convnext's blocks after
+ * the first of a stage: 36.9 MiB for 768 channels of 7×7, 18.5 for 384, 9.2 for 192, whatever the spatial
+ * size). PyTorch's own path (one thread) makes none of these. */
+static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
+{
+	if (cv->transpose || (k->slow_path & AB_SLOW_ONE_THREAD))
+		return;
+	k->bwd_workspace = blocked_bytes(cv->y) + (cv->x_grad ? blocked_bytes(cv->x) : 0);
+	double weights = !cv->w_grad                                 ? 0
+	                 : k->dw_weight[0] > 0 && cv->x_channels_last ? 256.0 * (double)bytes_of(cv->w)
+	                 : cv->ksz >= 256                             ? 4.3 * (double)bytes_of(cv->w)
+	                                                              : 0;
+	if (weights > (double)k->bwd_workspace && weights < AB_I64_DOUBLE_MAX)
+		k->bwd_workspace = (int64_t)weights;
+}
+
+/* Which CPU kernel PyTorch 1.13 runs (ConvParams::use_mkldnn, checked with torch._C._select_conv_backend):
+ * oneDNN when (strided or dilated or batch >= 16 or not 1×1 or threads > 1) and (groups > 1 or both
+ * kernel dims > 3 or batch > 1 or the input has more than 20,480 elements); otherwise, and for every
+ * transposed convolution, its own im2col + BLAS path ("slow_conv2d"), whose rate differs. So a 1×1
+ * convolution at batch < 16 takes the slow path on one thread and oneDNN on two: both answers are kept
+ * and the time terms pick by the hardware's threads. Only dense (group 1) 2-D and 1-D convolutions are
+ * marked: their FLOPs are the dense-convolution term's. */
+static void conv_kernel(const ab_conv_desc *cv, ab_cost *k)
+{
+	const ab_shape *x = cv->x, *wt = cv->w;
+	int nsp = cv->nsp, transpose = cv->transpose;
+	int64_t group = cv->group;
+	/* A depthwise convolution (one input channel per group) runs at a rate that depends on its kernel,
+	 * unlike the other grouped ones. Measured here (one thread, B 1-16, 64-480 channels, GFLOP/s):
+	 *              3×3    5×5    7×7    9×9    dilated 3×3 / 5×5
+	 *   forward   26-40  60-87  88-120 109-149     25-35 / 50-80
+	 *   backward  27-32  4.3-6.2 4.4-6.5 4.5-5.6   1.8-2.8 / 2.5-2.8
+	 * oneDNN's forward gains with the kernel, its backward for anything but 3×3 (mobilenet_v3,
+	 * efficientnet, mnasnet, convmixer: 5×5; convnext 7×7; LR-ASPP's dilated 5×5, its slowest layers)
+	 * falls to a flat 4.5, or 2.5 dilated. The time terms count such FLOPs in units of a 3×3's: forward
+	 * (9 / kernel elements)^0.65, backward 6.5 or 11 (dilated). Fixed weights, not fitted terms: as a
+	 * free term, the slow backward's rate on cpu2 absorbed the per-operator overhead of the small-layer
+	 * networks that have such convolutions and priced convmixer at 2.8× its time when it was left out. */
+	if (group > 1 && wt->rank == x->rank && wt->dims[1] == 1 && !transpose) {
+		double kk = 1;
+		int large = 0, dilated = 0;
+		for (int i = 0; i < nsp; i++) {
+			kk *= (double)cv->k[i];
+			large |= cv->k[i] > 3;
+			dilated |= cv->k[i] > 1 && cv->d[i] > 1;
+		}
+		k->dw_weight[0] = kk > 9 ? pow(9 / kk, 0.65) : 1;
+		k->dw_weight[1] = dilated ? AB_DW_DILATED_BACKWARD : large ? AB_DW_LARGE_BACKWARD : 1;
+	}
+	if (group == 1 && nsp >= 1 && nsp <= 2)
+		dense_path(cv, k);
+	backward_workspace(cv, k);
+}
+
+/* ---- fixed costs and arithmetic ---- */
+
+/* Measured 2026-12-03 on one thread, PyTorch 1.13: chains of 30 layers of one kind on tiny tensors (16
+ * elements or channels, 4×4 maps), forward + backward, the median of 9 × 200 iterations, less an empty
+ * network's time: what a layer costs beyond its arithmetic and its bytes. ReLU 4.8 µs, sigmoid 4.6,
+ * x + c 5.1, x·x 6.4, dropout 8.7, softmax 4.3, LayerNorm 13.5, GELU 16.4, Linear 18.2, bmm 17.5,
+ * BatchNorm 28.8, 1×1 convolution 19.4, 3×3 32.2, 1-D 23.0, depthwise 3×3 84.6, max and average pool
+ * 8.3 and 9.0, cat 12, pad 9, a mean 12, nearest upsampling 17. One price per layer for all (37.5 µs
+ * fitted on the zoo, whose layers are mostly convolutions and batch norms) charged a 14-layer
+ * recommender of Linears and ReLUs 33 % and a WaveNet of gated activations 34 % over their time. */
+static double dispatch_us(const abacus_analysis *a, size_t i)
+{
+	const abacus_layer *l = &a->layers[i];
+	if (a->fused_save[i] == AB_SAVE_NOTHING)
+		return 14; /* the last node of a decomposed LayerNorm, GELU, SiLU or Mish: one kernel */
+	switch (l->category) {
+	case ABACUS_CAT_CONV: {
+		const ab_node *n = &a->g->nodes[a->layer_node[i]];
+		int w = n->n_in > 1 ? n->in[1] : -1;
+		int64_t kk = 1;
+		for (int d = 2; w >= 0 && d < a->shapes[w].rank; d++)
+			kk *= a->shapes[w].dims[d];
+		return kk == 1 ? 19.4 : kk <= 3 ? 23.0 : 32.2;
+	}
+	case ABACUS_CAT_GROUPCONV: return a->costs[i].dw_weight[0] > 0 ? 84.6 : 32.2;
+	case ABACUS_CAT_MATMUL: return 18;
+	case ABACUS_CAT_BATCHNORM: return 28.8;
+	case ABACUS_CAT_LAYERNORM: return 13.5;
+	case ABACUS_CAT_RELU: return 4.8;
+	case ABACUS_CAT_ACT: return 4.6;
+	case ABACUS_CAT_ADD: return 5.1;
+	case ABACUS_CAT_MUL: return 6.4;
+	case ABACUS_CAT_DROPOUT: return 8.7;
+	case ABACUS_CAT_SOFTMAX: return 4.3;
+	case ABACUS_CAT_POOL: return 8.6;
+	case ABACUS_CAT_CONCAT: return 12;
+	case ABACUS_CAT_PAD: return 9;
+	case ABACUS_CAT_REDUCE: return 12;
+	case ABACUS_CAT_RESIZE: return 17;
+	default: return 10; /* element-wise, layout copies, gathers, recurrent calls (their steps apart) */
+	}
+}
+
+/* Forward + backward arithmetic per element of a single-node activation beyond a ReLU's, in ns on one
+ * thread. Measured 2026-12-04, PyTorch 1.13, one thread, the median of 25 runs at 131,072 and 1,048,576
+ * elements: ReLU, LeakyReLU, Hardtanh, Hardswish 0.40-0.59 ns (memory traffic, which AB_TERM_ACT_BYTES prices by
+ * bytes); sigmoid 0.79-0.92, ELU and SELU 1.35-1.46, tanh 2.49-2.73, softplus 3.10-3.23, PReLU 5.68-5.91
+ * (its weight's gradient is a reduction). The decomposed SiLU, GELU and Mish (fusion) are priced as one kernel by the same table: SiLU 1.26-1.32
+ * ns, GELU 1.24-1.56, Mish 14.8-14.9. A
+ * csp_mish (Conv-BN-Mish) left out of training came out 46 % fast without this: Mish costs 30 ReLUs. */
+
+#define ARITH_NS                                                                                          \
+	{ [AB_ACT_SIGMOID] = 0.35, [AB_ACT_ELU] = 0.9, [AB_ACT_TANH] = 2.1, [AB_ACT_SOFTPLUS] = 2.65,         \
+	  [AB_ACT_PRELU] = 5.3, [AB_ACT_MISH] = 14.3, [AB_ACT_GELU] = 0.9, [AB_ACT_SILU] = 0.8 }
+
+/* ---- the time terms ---- */
+
+
+/* The FLOP term (CONV, GROUPCONV or MATMUL) a category's FLOPs count in, or -1 when its FLOPs are priced by
+ * bytes alone. Thin matrix products (ab_layer_thin) move from MATMUL to MATMUL_THIN. */
+static int flop_term(abacus_category c)
+{
+	if (c == ABACUS_CAT_CONV)
+		return AB_TERM_CONV;
+	if (c == ABACUS_CAT_GROUPCONV)
+		return AB_TERM_GROUPCONV;
+	return ab_is_matrix_product(c) ? AB_TERM_MATMUL : -1;
+}
+
+/* The analytic time terms. FLOPs are split by the kind of kernel that runs them, because their rates differ
+ * by several times on a CPU: dense convolutions (oneDNN, or im2col + BLAS for 1×1 and small batches),
+ * grouped and depthwise convolutions (memory-bound), and matrix products (BLAS: linear layers, attention,
+ * recurrent cells, embeddings' gradients), thick and thin apart. Everything else is priced by the bytes
+ * it moves. Layers that run a kernel and views (no kernel, no data: only dispatch and autograd) have
+ * separate fixed costs; views of weights cost nothing, and the nodes of a decomposed operator are priced
+ * as the one kernel PyTorch runs (analysis.h, runtime_torch_fusion.c). Weights read by layers are priced
+ * apart from activations (BLAS streams them faster), and the parameter terms of the step are the weights
+ * (gradient writes) and the optimizer step, by bytes and by tensors. The terms (model.h names them):
+ *   CONV dense convolution FLOPs, GROUPCONV grouped-conv FLOPs, MATMUL matrix-product FLOPs, ACT_BYTES
+ *   activation bytes, KERNELS kernel layers, STEP_WEIGHTS weight bytes (the gradients' writes), MATMUL_THIN
+ *   thin matrix-product FLOPs, VIEWS view layers, WEIGHT_READS weight bytes read by layers, OPT_BYTES the
+ *   optimizer step's bytes (above), RNN_STEPS recurrent steps (time steps × directions: a CPU LSTM runs
+ *   step by step), RNN_BYTES the recurrent weight bytes those steps re-read, IM2COL the FLOPs of dense
+ *   convolutions that PyTorch runs through its own im2col + BLAS path instead of oneDNN (1×1 at batch < 16
+ *   on one thread, tiny inputs at batch 1, transposed convolutions: conv_kernel), apart from CONV
+ *   because their rate differs: on cpu1 most of mobilenet's, shufflenet's and regnet's FLOPs at small
+ *   batches are 1×1 convolutions. In GROUPCONV depthwise convolutions' FLOPs are weighted by their kernels'
+ *   measured rates (ab_cost.dw_weight: a 5×5's backward runs at a sixth of a 3×3's, conv_kernel).
+ *   OPT_TENSORS the optimizer step's parameter tensors (above), NORM_ROWS batch-norm rows on maps of 2-15
+ *   elements, which PyTorch's kernels do not vectorise (ops_nn.c ab_cost_norm), STEP_CACHE the share of
+ *   STEP_WEIGHTS and OPT_BYTES whose parameter traffic stays in the last-level cache (weights, gradients
+ *   and optimizer state within AB_TORCH_LLC_BYTES), taken out of them, ARITH activation arithmetic beyond a
+ *   ReLU's (ns of one thread, analysis.c ab_layer_arith): a Mish costs 30 ReLUs per element, which bytes
+ *   cannot say. */
+static void time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
+{
+	const abacus_totals *T = abacus_analysis_totals(a);
+	const abacus_memory *M = abacus_analysis_memory(a);
+	t[AB_TERM_CONV] = t[AB_TERM_GROUPCONV] = t[AB_TERM_MATMUL] = 0;
+	/* From the per-category sums the analysis keeps: a prediction must not walk thousands of layers. */
+	for (int c = 0; c < ABACUS_CAT_COUNT; c++) {
+		int k = flop_term((abacus_category)c);
+		if (k >= 0)
+			t[k] += a->cat_flops[c];
+	}
+	t[AB_TERM_MATMUL] -= a->thin_flops + a->serial_flops[0];
+	t[AB_TERM_ACT_BYTES] = (double)T->bytes_read + (double)T->bytes_written - a->view_bytes - a->free_bytes - a->fused_bytes -
+	       a->weight_bytes;
+	t[AB_TERM_KERNELS] = a->dispatch;
+	/* The gradients' writes scale with the weights (STEP_WEIGHTS); the optimizer step (OPT_BYTES and OPT_TENSORS) with
+	 * the weights in bytes and with the parameter tensors in kernels, differently per optimizer
+	 * (model.h). A step priced by bytes alone charged an MLP, a few large tensors, at 2-3× its time. */
+	int adam = a->cfg.optimizer == ABACUS_OPT_ADAM;
+	/* A weight costs three passes alike: read forward, its gradient written backward, read again for
+	 * the input's gradient. A layer none of whose inputs needs a gradient (an MLP's first Linear on the
+	 * image, an embedding) skips the third: measured on Linear layers of 13-154 MB at batch 1 and 16,
+	 * one thread: 0.086-0.139 ms per MB forward, 0.071-0.129 for the weight gradient, 0.073-0.133 more
+	 * for the input's. Priced in full, the MLP's 154 MB first layer put it 20-45 % high left out. */
+	t[AB_TERM_STEP_WEIGHTS] = (double)M->weights - a->nodx_weight_bytes / 3;
+	t[AB_TERM_MATMUL_THIN] = a->thin_flops - a->serial_flops[1];
+	t[AB_TERM_VIEWS] = a->view_layers;
+	t[AB_TERM_WEIGHT_READS] = a->weight_bytes;
+	t[AB_TERM_OPT_BYTES] = (double)M->weights * (adam ? AB_TORCH_ADAM_STEP_BYTES : 1.0);
+	t[AB_TERM_RNN_STEPS] = a->serial_steps;
+	t[AB_TERM_RNN_BYTES] = a->serial_bytes;
+	t[AB_TERM_IM2COL] = a->slow_conv_flops[threads > 1];
+	t[AB_TERM_CONV] -= t[AB_TERM_IM2COL];
+	t[AB_TERM_CONV] += a->pad_extra_flops[threads > 1];
+	/* On one thread, depthwise FLOPs are priced at a measured multiple of the dense rate, not at a rate
+	 * of their own: fitted freely, that rate came out 5× too fast (123 GFLOP/s for a 3×3, which runs at
+	 * 22-24 here, dense convolutions at 87-177) and activation bytes took the difference, so networks
+	 * unlike the zoo's mobilenets were mispriced (convmixer's six 5×5s at 9 ms of their 38). On two
+	 * threads the ratio differs and is left to the fit (GROUPCONV). */
+	if (threads <= 1) {
+		t[AB_TERM_GROUPCONV] -= a->dw_flops;
+		t[AB_TERM_CONV] += AB_TORCH_DW_DENSE_RATIO * a->dw_weighted_flops;
+	} else {
+		t[AB_TERM_GROUPCONV] += a->dw_extra_flops;
+	}
+	t[AB_TERM_OPT_TENSORS] = a->param_tensors * (adam ? AB_TORCH_ADAM_STEP_TENSOR : 1.0);
+	t[AB_TERM_NORM_ROWS] = a->norm_rows;
+	/* The parameter-sized traffic of the step (terms 5 and 9) runs from cache when weights, gradients and
+	 * optimizer state fit in it: the share that fits moves to STEP_CACHE. */
+	double foot = (double)M->weights * (adam ? 4 : 3), fit = foot > AB_TORCH_LLC_BYTES ? AB_TORCH_LLC_BYTES / foot : 1;
+	t[AB_TERM_STEP_CACHE] = (t[AB_TERM_STEP_WEIGHTS] + t[AB_TERM_OPT_BYTES]) * fit;
+	t[AB_TERM_STEP_WEIGHTS] *= 1 - fit;
+	t[AB_TERM_OPT_BYTES] *= 1 - fit;
+	t[AB_TERM_ARITH] = a->arith;
+}
+
+/* One layer's part of the time base: the same terms as time_terms, for one layer (the predictor's
+ * per-layer shares). */
+static double layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a, size_t i, int threads)
+{
+	const abacus_layer *l = &a->layers[i];
+	if (a->layer_view[i] == AB_LAYER_FREE || a->layer_view[i] == AB_LAYER_FUSED)
+		return 0;
+	if (a->layer_view[i] == AB_LAYER_VIEW)
+		return c[AB_TERM_VIEWS];
+	int slow = l->category == ABACUS_CAT_CONV &&
+	           (a->costs[i].slow_path & (threads > 1 ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD));
+	int k = ab_layer_thin(l) ? AB_TERM_MATMUL_THIN : slow ? AB_TERM_IM2COL : flop_term(l->category);
+	double wb = ab_layer_weight_bytes(a, i);
+	double w = c[AB_TERM_ACT_BYTES] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[AB_TERM_WEIGHT_READS] * wb + c[AB_TERM_KERNELS] * ab_layer_dispatch(a, i) +
+	           c[AB_TERM_RNN_STEPS] * (double)a->costs[i].serial_steps + c[AB_TERM_RNN_BYTES] * (double)a->costs[i].serial_bytes +
+	           c[AB_TERM_NORM_ROWS] * (double)a->costs[i].norm_rows + c[AB_TERM_ARITH] * ab_layer_arith(a, i);
+	const double *dw = a->costs[i].dw_weight;
+	if (k == AB_TERM_GROUPCONV && dw[0] > 0)
+		w += (threads <= 1 ? c[AB_TERM_CONV] * AB_TORCH_DW_DENSE_RATIO : c[AB_TERM_GROUPCONV]) *
+		     (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);
+	else if (k == AB_TERM_CONV && a->costs[i].pad_weight > 1)
+		w += c[AB_TERM_CONV] * a->costs[i].pad_weight * ((double)l->forward_flops + (double)l->backward_flops);
+	else if (k >= 0) {
+		double f = (double)l->forward_flops + (double)l->backward_flops, s = (double)a->costs[i].serial_flops;
+		w += c[k] * (s < f ? f - s : 0);
+	}
+	return w;
+}
+
+const ab_runtime ab_runtime_torch_1_13_cpu = {
+	.name = "torch-1.13.1",
+	.conv_kernel = conv_kernel,
+	.dispatch_us = dispatch_us,
+	.act_ns = ARITH_NS,
+	.mark_fused = ab_torch_mark_fused,
+	.time_terms = time_terms,
+	.layer_time = layer_time,
+};
