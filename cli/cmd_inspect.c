@@ -93,7 +93,7 @@ static void print_json(const char *file, const abacus_graph *g, const abacus_ana
 		const char *name;
 		int rank;
 		int64_t dims[ABACUS_MAX_RANK];
-		abacus_analysis_output(a, i, &name, &rank, dims);
+		abacus_analysis_output(&name, &rank, dims, a, i);
 		fprintf(f, "%s{\"name\": ", i ? ", " : "");
 		json_str(f, name);
 		fprintf(f, ", \"shape\": [");

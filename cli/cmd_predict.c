@@ -102,7 +102,7 @@ int cmd_predict(int argc, char **argv)
 	size_t n_layers;
 	abacus_analysis_layers(a, &n_layers);
 	shares = malloc((n_layers ? n_layers : 1) * sizeof *shares);
-	if (!shares || abacus_predictor_layer_shares(p, a, share_hw, shares, n_layers, &step_share, &err)) {
+	if (!shares || abacus_predictor_layer_shares(shares, n_layers, &step_share, p, a, share_hw, &err)) {
 		rc = shares ? cli_fail(&err) : CLI_FAIL;
 		if (!shares)
 			fprintf(stderr, "abacus: out of memory\n");

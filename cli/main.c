@@ -43,7 +43,7 @@ int cli_main(int argc, char **argv)
 		return CLI_OK;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("abacus %s\n", ABACUS_VERSION);
+		printf("abacus %s\n", abacus_version(NULL, NULL, NULL));
 		return CLI_OK;
 	}
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

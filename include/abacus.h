@@ -42,8 +42,16 @@
 extern "C" {
 #endif
 
-#define ABACUS_VERSION "0.1.0"
+/* The version of this header; abacus_version() says the library's, which a program linked against another
+ * build may differ from. Minor versions add to the API, a major version may change it. */
+#define ABACUS_VERSION_MAJOR 0
+#define ABACUS_VERSION_MINOR 2
+#define ABACUS_VERSION_PATCH 0
+#define ABACUS_VERSION "0.2.0"
 #define ABACUS_MAX_RANK 8
+
+/* The library's version: its string, and the numbers through the pointers that are not NULL. */
+const char *abacus_version(int *major, int *minor, int *patch);
 
 /* Error codes: every fallible function returns 0 or one of these. */
 enum {
@@ -55,7 +63,8 @@ enum {
 	ABACUS_ESHAPE = -5,       /* a shape that cannot be resolved or is invalid (negative, overflowing) */
 	ABACUS_EUNSUPPORTED = -6, /* something valid that Abacus does not handle (unknown op under strict) */
 	ABACUS_EIO = -7,          /* reading or writing a file failed */
-	ABACUS_ELIMIT = -8        /* a documented size limit was exceeded */
+	ABACUS_ELIMIT = -8,       /* a documented size limit was exceeded */
+	ABACUS_ELIBRARY = -9      /* a library Abacus calls failed (XGBoost while training): its message follows */
 };
 
 typedef struct abacus_error {
@@ -82,8 +91,8 @@ void abacus_graph_free(abacus_graph *g);
 /* Number of graph inputs that are not initializers, and the name/rank/declared dims of input `i`
  * (a dim of -1 is symbolic or unknown; its name, if any, goes to `sym`, which may be NULL). */
 size_t abacus_graph_n_inputs(const abacus_graph *g);
-int abacus_graph_input(const abacus_graph *g, size_t i, const char **name, int *rank,
-                       int64_t dims[ABACUS_MAX_RANK], const char *sym[ABACUS_MAX_RANK]);
+int abacus_graph_input(const char **name, int *rank, int64_t dims[ABACUS_MAX_RANK], const char *sym[ABACUS_MAX_RANK],
+                       const abacus_graph *g, size_t i);
 /* Total number of nodes in the file, shape nodes included, and the default opset. */
 size_t abacus_graph_n_nodes(const abacus_graph *g);
 int64_t abacus_graph_opset(const abacus_graph *g);
@@ -98,7 +107,12 @@ typedef struct abacus_input_shape {
 	int64_t dims[ABACUS_MAX_RANK];
 } abacus_input_shape;
 
+/* Option structs carry a version (libgit2's convention): initialise one with its _INIT macro or _init()
+ * function, then set fields; a library that meets a version it does not know refuses the struct instead of
+ * reading fields that are not there. */
+#define ABACUS_CONFIG_VERSION 1
 typedef struct abacus_config {
+	unsigned int version;              /* ABACUS_CONFIG_VERSION */
 	int64_t batch;                     /* replaces every symbolic (dynamic) batch dimension */
 	const abacus_input_shape *inputs;  /* explicit input shapes; override declared and symbolic dims */
 	size_t n_inputs;
@@ -109,7 +123,9 @@ typedef struct abacus_config {
 	const char *runtime;
 } abacus_config;
 
-#define ABACUS_CONFIG_INIT { 1, NULL, 0, ABACUS_OPT_SGD, 0, NULL }
+#define ABACUS_CONFIG_INIT { ABACUS_CONFIG_VERSION, 1, NULL, 0, ABACUS_OPT_SGD, 0, NULL }
+/* Fills *cfg with the defaults of ABACUS_CONFIG_INIT; ABACUS_EINVAL for a version this library lacks. */
+int abacus_config_init(abacus_config *cfg, unsigned int version);
 
 /* The runtimes this library prices, i = 0, 1, ... until NULL; the first is the default. */
 const char *abacus_runtime_name(size_t i);
@@ -196,8 +212,8 @@ size_t abacus_analysis_n_unknown(const abacus_analysis *a);
 const char *abacus_analysis_unknown(const abacus_analysis *a, size_t i, int64_t *count);
 /* Graph outputs: rank and dims of output `i`. */
 size_t abacus_analysis_n_outputs(const abacus_analysis *a);
-int abacus_analysis_output(const abacus_analysis *a, size_t i, const char **name, int *rank,
-                           int64_t dims[ABACUS_MAX_RANK]);
+int abacus_analysis_output(const char **name, int *rank, int64_t dims[ABACUS_MAX_RANK], const abacus_analysis *a,
+                           size_t i);
 
 /* ---- Features: the network structural matrix and the predictor's input vector -------------------- */
 
@@ -266,7 +282,9 @@ double abacus_machine_rate(const abacus_machine *m, const char *name, double *sp
 
 typedef struct abacus_predictor abacus_predictor;
 
+#define ABACUS_TRAIN_OPTS_VERSION 1
 typedef struct abacus_train_opts {
+	unsigned int version;     /* ABACUS_TRAIN_OPTS_VERSION */
 	uint64_t seed;            /* row shuffling, folds and XGBoost's sampling */
 	int rounds;               /* boosting rounds per target */
 	int max_depth;
@@ -279,7 +297,9 @@ typedef struct abacus_train_opts {
 	int shots;                /* lomachine: K rows of the held-out machine refit its speed (0: zero-shot) */
 } abacus_train_opts;
 
-#define ABACUS_TRAIN_OPTS_INIT { 1, 400, 6, 0.05, ".", NULL, 0, 0 }
+#define ABACUS_TRAIN_OPTS_INIT { ABACUS_TRAIN_OPTS_VERSION, 1, 400, 6, 0.05, ".", NULL, 0, 0 }
+/* Fills *o with the defaults of ABACUS_TRAIN_OPTS_INIT; ABACUS_EINVAL for a version this library lacks. */
+int abacus_train_opts_init(abacus_train_opts *o, unsigned int version);
 
 /* Trains on every `ok` row of the datasets (XGBoost, one booster per target). Deterministic for a seed. */
 int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_sets, const abacus_train_opts *o,
@@ -334,8 +354,8 @@ int abacus_predictor_has_profile(const abacus_predictor *p);
  * fixed cost per layer), so that a depthwise convolution with few FLOPs but many bytes gets its due.
  * *step_share (may be NULL) is the optimizer step's share, which belongs to no layer. The shares and
  * *step_share sum to 1. */
-int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analysis *a, const char *hw, double *share,
-                                  size_t n, double *step_share, abacus_error *err);
+int abacus_predictor_layer_shares(double *share, size_t n, double *step_share, const abacus_predictor *p,
+                                  const abacus_analysis *a, const char *hw, abacus_error *err);
 
 /* ---- Evaluation against measured rows (shared/DESIGN.md protocols) -------------------------------- */
 

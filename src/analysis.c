@@ -457,6 +457,8 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	*out = NULL;
 	if (!g || !cfg)
 		return ab_err(err, ABACUS_EINVAL, "", "NULL graph or configuration");
+	if (ab_check_version("abacus_config", cfg->version, ABACUS_CONFIG_VERSION, err))
+		return ABACUS_EINVAL;
 	if (cfg->batch <= 0)
 		return ab_err(err, ABACUS_EINVAL, "", "batch must be at least 1 (got %lld)", (long long)cfg->batch);
 	abacus_analysis *a = ab_calloc(1, sizeof *a);
@@ -562,8 +564,8 @@ size_t abacus_analysis_n_outputs(const abacus_analysis *a)
 	return (size_t)a->g->n_outputs;
 }
 
-int abacus_analysis_output(const abacus_analysis *a, size_t i, const char **name, int *rank,
-                           int64_t dims[ABACUS_MAX_RANK])
+int abacus_analysis_output(const char **name, int *rank, int64_t dims[ABACUS_MAX_RANK], const abacus_analysis *a,
+                           size_t i)
 {
 	if (i >= (size_t)a->g->n_outputs)
 		return ABACUS_EINVAL;

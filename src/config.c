@@ -53,3 +53,42 @@ const char *abacus_optimizer_name(abacus_optimizer o)
 {
 	return o == ABACUS_OPT_ADAM ? "adam" : "sgd";
 }
+
+const char *abacus_version(int *major, int *minor, int *patch)
+{
+	if (major)
+		*major = ABACUS_VERSION_MAJOR;
+	if (minor)
+		*minor = ABACUS_VERSION_MINOR;
+	if (patch)
+		*patch = ABACUS_VERSION_PATCH;
+	return ABACUS_VERSION;
+}
+
+int abacus_config_init(abacus_config *cfg, unsigned int version)
+{
+	if (version != ABACUS_CONFIG_VERSION)
+		return ab_err(NULL, ABACUS_EINVAL, "", "abacus_config version %u", version);
+	abacus_config init = ABACUS_CONFIG_INIT;
+	*cfg = init;
+	return 0;
+}
+
+int abacus_train_opts_init(abacus_train_opts *o, unsigned int version)
+{
+	if (version != ABACUS_TRAIN_OPTS_VERSION)
+		return ab_err(NULL, ABACUS_EINVAL, "", "abacus_train_opts version %u", version);
+	abacus_train_opts init = ABACUS_TRAIN_OPTS_INIT;
+	*o = init;
+	return 0;
+}
+
+int ab_check_version(const char *what, unsigned int got, unsigned int want, abacus_error *err)
+{
+	if (got == want)
+		return 0;
+	return ab_err(err, ABACUS_EINVAL, "",
+	              "%s has version %u, this library reads version %u: initialise it with its _INIT macro or _init() "
+	              "function (abacus.h) before setting fields",
+	              what, got, want);
+}

@@ -395,6 +395,8 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 {
 	*out = NULL;
 	ab_err_clear(err);
+	if (ab_check_version("abacus_train_opts", o->version, ABACUS_TRAIN_OPTS_VERSION, err))
+		return ABACUS_EINVAL;
 	ab_examples ex;
 	int rc = ab_examples_build(&ex, sets, n_sets, o->graph_root ? o->graph_root : ".", err);
 	if (rc)

@@ -290,8 +290,8 @@ size_t abacus_graph_n_inputs(const abacus_graph *g)
 	return (size_t)g->n_inputs;
 }
 
-int abacus_graph_input(const abacus_graph *g, size_t i, const char **name, int *rank,
-                       int64_t dims[ABACUS_MAX_RANK], const char *sym[ABACUS_MAX_RANK])
+int abacus_graph_input(const char **name, int *rank, int64_t dims[ABACUS_MAX_RANK], const char *sym[ABACUS_MAX_RANK],
+                       const abacus_graph *g, size_t i)
 {
 	if (i >= (size_t)g->n_inputs)
 		return ABACUS_EINVAL;

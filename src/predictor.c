@@ -151,6 +151,8 @@ int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_s
 {
 	*out = NULL;
 	ab_err_clear(err);
+	if (ab_check_version("abacus_train_opts", o->version, ABACUS_TRAIN_OPTS_VERSION, err))
+		return ABACUS_EINVAL;
 	if (o->rounds < 1 || o->rounds > 100000 || o->max_depth < 1 || o->max_depth > 20 || !(o->eta > 0 && o->eta <= 1))
 		return ab_err(err, ABACUS_EINVAL, "", "training options out of range (rounds 1..100000, depth 1..20, eta (0,1])");
 	ab_examples ex;
@@ -336,8 +338,8 @@ int abacus_predictor_has_profile(const abacus_predictor *p)
 	return p->has_profile;
 }
 
-int abacus_predictor_layer_shares(const abacus_predictor *p, const abacus_analysis *a, const char *hw, double *share,
-                                  size_t n, double *step_share, abacus_error *err)
+int abacus_predictor_layer_shares(double *share, size_t n, double *step_share, const abacus_predictor *p,
+                                  const abacus_analysis *a, const char *hw, abacus_error *err)
 {
 	int h = hw ? hw_index(p, hw) : 0;
 	if (h < 0)

@@ -68,7 +68,7 @@ static int parse_tree(ab_tree *tr, const char *dump, abacus_error *err)
 			break;
 	}
 	if (max_id < 0 || max_id > 1 << 20)
-		return ab_err(err, ABACUS_EPARSE, "", "XGBoost returned an empty or oversized tree dump");
+		return ab_err(err, ABACUS_ELIBRARY, "", "XGBoost returned an empty or oversized tree dump");
 	tr->n_nodes = max_id + 1;
 	tr->nodes = ab_calloc((size_t)tr->n_nodes, sizeof *tr->nodes);
 	if (!tr->nodes)
@@ -96,7 +96,7 @@ static int parse_tree(ab_tree *tr, const char *dump, abacus_error *err)
 			nd->feature = -1;
 			nd->value = leaf;
 		} else {
-			return ab_err(err, ABACUS_EPARSE, "", "unexpected line in XGBoost's tree dump: %.60s", p);
+			return ab_err(err, ABACUS_ELIBRARY, "", "unexpected line in XGBoost's tree dump: %.60s", p);
 		}
 		p = strchr(p, '\n');
 		if (!p)
@@ -122,7 +122,7 @@ int ab_tree_validate(const ab_tree *tr, int n_features, abacus_error *err)
 #define XGB(call)                                                                                 \
 	do {                                                                                          \
 		if ((call) != 0) {                                                                        \
-			rc = ab_err(err, ABACUS_EUNSUPPORTED, "", "XGBoost: %s", XGBGetLastError());          \
+			rc = ab_err(err, ABACUS_ELIBRARY, "", "XGBoost: %s", XGBGetLastError());          \
 			goto out;                                                                             \
 		}                                                                                         \
 	} while (0)

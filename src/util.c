@@ -61,6 +61,7 @@ const char *abacus_strerror(int code)
 	case ABACUS_EUNSUPPORTED: return "unsupported";
 	case ABACUS_EIO: return "I/O error";
 	case ABACUS_ELIMIT: return "limit exceeded";
+	case ABACUS_ELIBRARY: return "library failure";
 	default: return "unknown error";
 	}
 }

@@ -31,6 +31,8 @@ int ab_err(abacus_error *err, int code, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 int ab_err_at(abacus_error *err, int code, int64_t offset, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
+/* ABACUS_EINVAL naming the option struct `what` when its version field is not `want` (abacus.h). */
+int ab_check_version(const char *what, unsigned int got, unsigned int want, abacus_error *err);
 /* Resets `err` to "no error". */
 void ab_err_clear(abacus_error *err);
 

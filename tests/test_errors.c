@@ -636,3 +636,60 @@ void test_runtime_selector(void)
 	CHECK_STR_CONTAINS(err.msg, "torch-1.13.1");
 	abacus_graph_free(g);
 }
+
+/* Versions: the header's numbers are the library's, and option structs carry a version that the library
+ * checks (a struct filled by hand without ABACUS_CONFIG_INIT has version 0 and is refused, saying how). */
+void test_api_versions(void);
+void test_api_versions(void)
+{
+	int ma = -1, mi = -1, pa = -1;
+	const char *v = abacus_version(&ma, &mi, &pa);
+	CHECK_EQ_I64(ma, ABACUS_VERSION_MAJOR);
+	CHECK_EQ_I64(mi, ABACUS_VERSION_MINOR);
+	CHECK_EQ_I64(pa, ABACUS_VERSION_PATCH);
+	char want[32];
+	snprintf(want, sizeof want, "%d.%d.%d", ma, mi, pa);
+	CHECK(!strcmp(v, want));
+	CHECK(!strcmp(v, ABACUS_VERSION));
+	CHECK(abacus_version(NULL, NULL, NULL) == v);
+	CHECK(!strcmp(abacus_strerror(ABACUS_ELIBRARY), "library failure")); /* XGBoost failures, not "unsupported" */
+
+	abacus_config a = ABACUS_CONFIG_INIT, b;
+	memset(&b, 0xff, sizeof b);
+	CHECK_EQ_I64(abacus_config_init(&b, ABACUS_CONFIG_VERSION), 0);
+	CHECK_EQ_I64(b.version, a.version);
+	CHECK_EQ_I64(b.batch, a.batch);
+	CHECK(b.inputs == NULL);
+	CHECK_EQ_I64(b.n_inputs, 0);
+	CHECK_EQ_I64(b.optimizer, a.optimizer);
+	CHECK_EQ_I64(b.strict, 0);
+	CHECK(b.runtime == NULL);
+	CHECK_EQ_I64(abacus_config_init(&b, ABACUS_CONFIG_VERSION + 1), ABACUS_EINVAL);
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT, p;
+	CHECK_EQ_I64(abacus_train_opts_init(&p, ABACUS_TRAIN_OPTS_VERSION), 0);
+	CHECK_EQ_I64(p.rounds, o.rounds);
+	CHECK_EQ_I64(p.seed, o.seed);
+	CHECK_EQ_I64(abacus_train_opts_init(&p, 0), ABACUS_EINVAL);
+
+	abacus_graph *g = NULL;
+	abacus_error err;
+	CHECK_EQ_I64(abacus_graph_load_file(&g, "tests/data/graphs/mlp-32.onnx", &err), 0);
+	if (!g)
+		return;
+	abacus_config hand;
+	memset(&hand, 0, sizeof hand);
+	hand.batch = 2;
+	abacus_analysis *an = NULL;
+	CHECK_EQ_I64(abacus_analyze(&an, g, &hand, &err), ABACUS_EINVAL);
+	CHECK(an == NULL);
+	CHECK_STR_CONTAINS(err.msg, "abacus_config has version 0");
+	CHECK_STR_CONTAINS(err.msg, "_INIT");
+	abacus_graph_free(g);
+
+	abacus_train_opts bad = ABACUS_TRAIN_OPTS_INIT;
+	bad.version = 99;
+	abacus_predictor *pr = NULL;
+	CHECK_EQ_I64(abacus_train(&pr, NULL, 0, &bad, &err), ABACUS_EINVAL);
+	CHECK(pr == NULL);
+	CHECK_STR_CONTAINS(err.msg, "abacus_train_opts has version 99");
+}

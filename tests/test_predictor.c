@@ -142,7 +142,7 @@ void test_predictor_roundtrip(void)
 	double shares[64], step = -1, sum = 0;
 	CHECK(nl > 0);
 	CHECK(nl <= 64);
-	CHECK(abacus_predictor_layer_shares(p, an, NULL, shares, nl, &step, &err) == 0);
+	CHECK(abacus_predictor_layer_shares(shares, nl, &step, p, an, NULL, &err) == 0);
 	size_t top = 0;
 	for (size_t i = 0; i < nl; i++) {
 		CHECK(shares[i] >= 0);
@@ -154,8 +154,8 @@ void test_predictor_roundtrip(void)
 	CHECK(fabs(sum + step - 1) < 1e-9);
 	CHECK(!strcmp(L[top].op, "Gemm"));
 	CHECK(L[top].params == 3072 * 256 + 256);
-	CHECK(abacus_predictor_layer_shares(p, an, NULL, shares, nl - 1, &step, &err) == ABACUS_EINVAL);
-	CHECK(abacus_predictor_layer_shares(p, an, "no-such-hw", shares, nl, &step, &err) == ABACUS_EINVAL);
+	CHECK(abacus_predictor_layer_shares(shares, nl - 1, &step, p, an, NULL, &err) == ABACUS_EINVAL);
+	CHECK(abacus_predictor_layer_shares(shares, nl, &step, p, an, "no-such-hw", &err) == ABACUS_EINVAL);
 	abacus_analysis_free(an);
 	abacus_graph_free(g);
 	abacus_buffer_free(b1);
@@ -368,8 +368,8 @@ void test_predictor_two_hw(void)
 		size_t nl;
 		abacus_analysis_layers(a, &nl);
 		double *s1 = calloc(nl, sizeof *s1), *s2 = calloc(nl, sizeof *s2), st1, st2;
-		CHECK(s1 && s2 && abacus_predictor_layer_shares(q, a, "cpu1", s1, nl, &st1, &err) == 0 &&
-		      abacus_predictor_layer_shares(q, a, "cpu2", s2, nl, &st2, &err) == 0);
+		CHECK(s1 && s2 && abacus_predictor_layer_shares(s1, nl, &st1, q, a, "cpu1", &err) == 0 &&
+		      abacus_predictor_layer_shares(s2, nl, &st2, q, a, "cpu2", &err) == 0);
 		free(s1);
 		free(s2);
 	}
