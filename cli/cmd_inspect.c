@@ -31,7 +31,7 @@ static int write_svg(const char *path, const char *file, const abacus_analysis *
 {
 	enum { K = 25 };
 	size_t n;
-	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	n = abacus_analysis_n_layers(a);
 	const char *lab[2][K];
 	char names[2][K][48];
 	double val[2][K];
@@ -44,8 +44,8 @@ static int write_svg(const char *path, const char *file, const abacus_analysis *
 			size_t best = n;
 			double bv = 0;
 			for (size_t i = 0; i < n; i++) {
-				double v = by ? (double)L[i].saved_bytes / 1048576.0
-				              : ((double)L[i].forward_flops + (double)L[i].backward_flops) / 1e9;
+				double v = by ? (double)abacus_analysis_layer(a, i)->saved_bytes / 1048576.0
+				              : ((double)abacus_analysis_layer(a, i)->forward_flops + (double)abacus_analysis_layer(a, i)->backward_flops) / 1e9;
 				if (!used[i] && v > bv) {
 					bv = v;
 					best = i;
@@ -54,8 +54,8 @@ static int write_svg(const char *path, const char *file, const abacus_analysis *
 			if (best == n)
 				break;
 			used[best] = 1;
-			size_t len = strlen(L[best].name);
-			snprintf(names[by][k], sizeof names[by][k], "%s%s", len > 40 ? "…" : "", L[best].name + (len > 40 ? len - 40 : 0));
+			size_t len = strlen(abacus_analysis_layer(a, best)->name);
+			snprintf(names[by][k], sizeof names[by][k], "%s%s", len > 40 ? "…" : "", abacus_analysis_layer(a, best)->name + (len > 40 ? len - 40 : 0));
 			lab[by][k] = names[by][k];
 			val[by][k] = bv;
 			cnt[by]++;
@@ -79,7 +79,7 @@ static int write_svg(const char *path, const char *file, const abacus_analysis *
 static void print_json(const char *file, const abacus_graph *g, const abacus_analysis *a, const abacus_config *cfg)
 {
 	size_t n;
-	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	n = abacus_analysis_n_layers(a);
 	const abacus_totals *t = abacus_analysis_totals(a);
 	const abacus_memory *m = abacus_analysis_memory(a);
 	FILE *f = stdout;
@@ -104,17 +104,17 @@ static void print_json(const char *file, const abacus_graph *g, const abacus_ana
 	fprintf(f, "],\n  \"layers\": [\n");
 	for (size_t i = 0; i < n; i++) {
 		fprintf(f, "    {\"name\": ");
-		json_str(f, L[i].name);
+		json_str(f, abacus_analysis_layer(a, i)->name);
 		fprintf(f, ", \"op\": ");
-		json_str(f, L[i].op);
-		fprintf(f, ", \"category\": \"%s\", \"shape\": [", abacus_category_name(L[i].category));
-		for (int d = 0; d < L[i].rank; d++)
-			fprintf(f, "%s%lld", d ? ", " : "", (long long)L[i].dims[d]);
+		json_str(f, abacus_analysis_layer(a, i)->op);
+		fprintf(f, ", \"category\": \"%s\", \"shape\": [", abacus_category_name(abacus_analysis_layer(a, i)->category));
+		for (int d = 0; d < abacus_analysis_layer(a, i)->rank; d++)
+			fprintf(f, "%s%lld", d ? ", " : "", (long long)abacus_analysis_layer(a, i)->dims[d]);
 		fprintf(f,
 		        "], \"params\": %lld, \"forward_flops\": %lld, \"backward_flops\": %lld, \"output_bytes\": %lld, "
 		        "\"saved\": %lld, \"known\": %s}%s\n",
-		        (long long)L[i].params, (long long)L[i].forward_flops, (long long)L[i].backward_flops,
-		        (long long)L[i].output_bytes, (long long)L[i].saved_bytes, L[i].known ? "true" : "false", i + 1 < n ? "," : "");
+		        (long long)abacus_analysis_layer(a, i)->params, (long long)abacus_analysis_layer(a, i)->forward_flops, (long long)abacus_analysis_layer(a, i)->backward_flops,
+		        (long long)abacus_analysis_layer(a, i)->output_bytes, (long long)abacus_analysis_layer(a, i)->saved_bytes, abacus_analysis_layer(a, i)->known ? "true" : "false", i + 1 < n ? "," : "");
 	}
 	fprintf(f, "  ],\n");
 	fprintf(f,
@@ -160,23 +160,23 @@ static void csv_field(const char *s)
 static void print_csv(const abacus_analysis *a)
 {
 	size_t n;
-	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	n = abacus_analysis_n_layers(a);
 	printf("name,op,category,shape,params,forward_flops,backward_flops,output_bytes\n");
 	for (size_t i = 0; i < n; i++) {
 		char dims[160];
-		fmt_dims(dims, sizeof dims, L[i].rank, L[i].dims);
-		csv_field(L[i].name);
+		fmt_dims(dims, sizeof dims, abacus_analysis_layer(a, i)->rank, abacus_analysis_layer(a, i)->dims);
+		csv_field(abacus_analysis_layer(a, i)->name);
 		putchar(',');
-		csv_field(L[i].op);
-		printf(",%s,%s,%lld,%lld,%lld,%lld\n", abacus_category_name(L[i].category), dims, (long long)L[i].params,
-		       (long long)L[i].forward_flops, (long long)L[i].backward_flops, (long long)L[i].output_bytes);
+		csv_field(abacus_analysis_layer(a, i)->op);
+		printf(",%s,%s,%lld,%lld,%lld,%lld\n", abacus_category_name(abacus_analysis_layer(a, i)->category), dims, (long long)abacus_analysis_layer(a, i)->params,
+		       (long long)abacus_analysis_layer(a, i)->forward_flops, (long long)abacus_analysis_layer(a, i)->backward_flops, (long long)abacus_analysis_layer(a, i)->output_bytes);
 	}
 }
 
 static void print_table(const char *file, const abacus_graph *g, const abacus_analysis *a, const abacus_config *cfg)
 {
 	size_t n;
-	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	n = abacus_analysis_n_layers(a);
 	const abacus_totals *t = abacus_analysis_totals(a);
 	const abacus_memory *m = abacus_analysis_memory(a);
 	char b1[32], b2[32], b3[32], b4[32], dims[160];
@@ -186,13 +186,13 @@ static void print_table(const char *file, const abacus_graph *g, const abacus_an
 	printf("%-40s %-18s %-10s %-20s %10s %10s %10s %11s\n", "layer", "op", "category", "output", "params", "fwd FLOPs",
 	       "bwd FLOPs", "out bytes");
 	for (size_t i = 0; i < n; i++) {
-		fmt_dims(dims, sizeof dims, L[i].rank, L[i].dims);
-		fmt_si(b1, sizeof b1, (double)L[i].params);
-		fmt_si(b2, sizeof b2, (double)L[i].forward_flops);
-		fmt_si(b3, sizeof b3, (double)L[i].backward_flops);
-		fmt_bytes(b4, sizeof b4, (double)L[i].output_bytes);
-		printf("%-40.40s %-18.18s %-10s %-20.20s %10s %10s %10s %11s\n", L[i].name, L[i].op,
-		       abacus_category_name(L[i].category), dims, b1, b2, b3, b4);
+		fmt_dims(dims, sizeof dims, abacus_analysis_layer(a, i)->rank, abacus_analysis_layer(a, i)->dims);
+		fmt_si(b1, sizeof b1, (double)abacus_analysis_layer(a, i)->params);
+		fmt_si(b2, sizeof b2, (double)abacus_analysis_layer(a, i)->forward_flops);
+		fmt_si(b3, sizeof b3, (double)abacus_analysis_layer(a, i)->backward_flops);
+		fmt_bytes(b4, sizeof b4, (double)abacus_analysis_layer(a, i)->output_bytes);
+		printf("%-40.40s %-18.18s %-10s %-20.20s %10s %10s %10s %11s\n", abacus_analysis_layer(a, i)->name, abacus_analysis_layer(a, i)->op,
+		       abacus_category_name(abacus_analysis_layer(a, i)->category), dims, b1, b2, b3, b4);
 	}
 	printf("\ntotals: %lld parameters, %lld forward FLOPs, %lld backward FLOPs\n", (long long)t->params,
 	       (long long)t->forward_flops, (long long)t->backward_flops);

@@ -99,8 +99,7 @@ int cmd_predict(int argc, char **argv)
 		snprintf(mhw, sizeof mhw, "cpu%d", abacus_machine_threads(mach));
 		share_hw = abacus_predictor_calib(p, mhw) > 0 ? mhw : NULL;
 	}
-	size_t n_layers;
-	abacus_analysis_layers(a, &n_layers);
+	size_t n_layers = abacus_analysis_n_layers(a);
 	shares = malloc((n_layers ? n_layers : 1) * sizeof *shares);
 	if (!shares || abacus_predictor_layer_shares(shares, n_layers, &step_share, p, a, share_hw, &err)) {
 		rc = shares ? cli_fail(&err) : CLI_FAIL;

@@ -213,7 +213,7 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
                     int json)
 {
 	size_t n, idx[64];
-	const abacus_layer *L = abacus_analysis_layers(a, &n);
+	n = abacus_analysis_n_layers(a);
 	if (k > 64)
 		k = 64;
 	double *v = malloc((n ? n : 1) * sizeof *v);
@@ -225,8 +225,8 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
 		/* Time: the predictor's per-layer shares when given, else FLOPs; memory: saved activations. */
 		double total = 0;
 		for (size_t i = 0; i < n; i++) {
-			v[i] = by_saved ? (double)L[i].saved_bytes
-			       : shares ? shares[i] : (double)L[i].forward_flops + (double)L[i].backward_flops;
+			v[i] = by_saved ? (double)abacus_analysis_layer(a, i)->saved_bytes
+			       : shares ? shares[i] : (double)abacus_analysis_layer(a, i)->forward_flops + (double)abacus_analysis_layer(a, i)->backward_flops;
 			total += v[i];
 		}
 		if (!by_saved && shares)
@@ -235,7 +235,7 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
 		if (json) {
 			printf("%s\"%s\": [", by_saved ? ", " : "", by_saved ? "top_activation_layers" : "top_time_layers");
 			for (size_t j = 0; j < m; j++) {
-				const abacus_layer *l = &L[idx[j]];
+				const abacus_layer *l = abacus_analysis_layer(a, idx[j]);
 				double share = v[idx[j]] / total;
 				printf("%s{\"name\": ", j ? ", " : "");
 				json_str(stdout, l->name);
@@ -257,7 +257,7 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
 		       : shares ? "time (the predictor's rates per kind of layer)"
 		       : time_s > 0 ? "time (attributed by FLOPs)" : "compute (fwd+bwd FLOPs)");
 		for (size_t j = 0; j < m; j++) {
-			const abacus_layer *l = &L[idx[j]];
+			const abacus_layer *l = abacus_analysis_layer(a, idx[j]);
 			char b[32];
 			double share = v[idx[j]] / total;
 			if (by_saved)

@@ -205,7 +205,12 @@ void abacus_analysis_free(abacus_analysis *a);
 
 const abacus_totals *abacus_analysis_totals(const abacus_analysis *a);
 const abacus_memory *abacus_analysis_memory(const abacus_analysis *a);
-/* Layers in topological order; *n receives the count. Valid until the analysis is freed. */
+/* The number of layers, and layer i in topological order (NULL past the end), valid until the analysis is
+ * freed. Through these a program does not depend on sizeof(abacus_layer), which may grow. */
+size_t abacus_analysis_n_layers(const abacus_analysis *a);
+const abacus_layer *abacus_analysis_layer(const abacus_analysis *a, size_t i);
+/* The layers as one array; *n receives the count. Indexing it assumes this header's sizeof(abacus_layer):
+ * prefer abacus_analysis_layer in code built apart from the library. */
 const abacus_layer *abacus_analysis_layers(const abacus_analysis *a, size_t *n);
 /* Distinct op types not in the op table, and how many nodes use each. */
 size_t abacus_analysis_n_unknown(const abacus_analysis *a);

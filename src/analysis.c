@@ -539,6 +539,16 @@ const abacus_memory *abacus_analysis_memory(const abacus_analysis *a)
 	return &a->mem;
 }
 
+size_t abacus_analysis_n_layers(const abacus_analysis *a)
+{
+	return a->n_layers;
+}
+
+const abacus_layer *abacus_analysis_layer(const abacus_analysis *a, size_t i)
+{
+	return i < a->n_layers ? &a->layers[i] : NULL;
+}
+
 const abacus_layer *abacus_analysis_layers(const abacus_analysis *a, size_t *n)
 {
 	*n = a->n_layers;

@@ -693,3 +693,29 @@ void test_api_versions(void)
 	CHECK(pr == NULL);
 	CHECK_STR_CONTAINS(err.msg, "abacus_train_opts has version 99");
 }
+
+/* Layer access by index agrees with the array and ends with NULL. */
+void test_layer_accessors(void);
+void test_layer_accessors(void)
+{
+	abacus_graph *g = NULL;
+	abacus_error err;
+	CHECK_EQ_I64(abacus_graph_load_file(&g, "tests/data/graphs/squeezenet1_1-32.onnx", &err), 0);
+	if (!g)
+		return;
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	abacus_analysis *a = NULL;
+	CHECK_EQ_I64(abacus_analyze(&a, g, &cfg, &err), 0);
+	if (a) {
+		size_t n = 0;
+		const abacus_layer *L = abacus_analysis_layers(a, &n);
+		CHECK_EQ_I64(abacus_analysis_n_layers(a), n);
+		CHECK(n > 10);
+		for (size_t i = 0; i < n; i++)
+			if (abacus_analysis_layer(a, i) != &L[i])
+				t_failed_checks++;
+		CHECK(abacus_analysis_layer(a, n) == NULL);
+		abacus_analysis_free(a);
+	}
+	abacus_graph_free(g);
+}
