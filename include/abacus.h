@@ -182,7 +182,7 @@ typedef struct abacus_totals {
 	int64_t unknown;         /* layers whose op is not in the op table */
 } abacus_totals;
 
-/* The simulated training step (PyTorch semantics, float32). The first five fields are what is live at
+/* The simulated training step (PyTorch semantics, float32). The first seven fields are what is live at
  * the peak and add up to it exactly: peak = weights + buffers + optimizer + inputs + gradients +
  * activations + workspace. */
 typedef struct abacus_memory {
