@@ -24,7 +24,7 @@ void cli_free_machines(abacus_machine **ms, size_t n);
  * (or none), never half of one. CLI_OK, or CLI_FAIL with the reason printed. */
 int cli_write_file(const char *path, const char *data, size_t len);
 
-/* The emulated older CPUs of PROTOCOL.md (`--isa-cap`): the variables each sets before the interpreter
+/* The emulated older CPUs of docs/PROTOCOL.md (`--isa-cap`): the variables each sets before the interpreter
  * starts. collector/machine.py knows the same caps by these values. */
 typedef struct cli_isa_cap {
 	const char *name;

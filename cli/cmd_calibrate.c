@@ -1,5 +1,5 @@
 /*
- * cmd_calibrate.c — `abacus calibrate`: times the protocol's reference workload (PROTOCOL.md, "Machine
+ * cmd_calibrate.c — `abacus calibrate`: times the protocol's reference workload (docs/PROTOCOL.md, "Machine
  * speed index") on this machine now, with the threads of a hardware id, and compares it with the speed
  * index of the predictor's training data. Pass the result to `predict --calib` to scale time predictions
  * to how fast this machine is today. With --out FILE it measures the whole machine profile instead
@@ -19,7 +19,7 @@ static const char help[] =
 	"usage: abacus calibrate [--hw ID] [--model FILE] [--python PATH] [--worker FILE] [--format table|json]\n"
 	"       abacus calibrate --out FILE [--hw ID] [--isa-cap none|sse41|avx2] [--runs N]\n"
 	"\n"
-	"Times the reference workload of PROTOCOL.md (20 × a 256×256 matrix product and one convolution, median\n"
+	"Times the reference workload of docs/PROTOCOL.md (20 × a 256×256 matrix product and one convolution, median\n"
 	"of 7 runs, the median of three such medians) with the threads of --hw (cpu1: 1, cpu2: 2) and the\n"
 	"protocol's environment, and compares it with the median speed index of the predictor's training data\n"
 	"for that hardware id. Give the result to 'abacus predict --calib SECONDS'.\n"
@@ -45,7 +45,7 @@ static int find_worker(char *buf, size_t len)
 	return access(buf, R_OK) == 0 ? 0 : -1;
 }
 
-/* The environment variables of an ISA cap (PROTOCOL.md, "Emulated older CPUs"), as `env` arguments. */
+/* The environment variables of an ISA cap (docs/PROTOCOL.md, "Emulated older CPUs"), as `env` arguments. */
 static void cap_env(char *buf, size_t len, const cli_isa_cap *cap)
 {
 	buf[0] = '\0';
@@ -198,7 +198,7 @@ int cmd_calibrate(int argc, char **argv)
 		return cli_usage("calibrate", "--out path must not contain a quote");
 	char cmd[3 * PATH_MAX], caps[256];
 	cap_env(caps, sizeof caps, isa_cap);
-	/* The protocol's environment (PROTOCOL.md) for T threads; the cap's variables only from --isa-cap. */
+	/* The protocol's environment (docs/PROTOCOL.md) for T threads; the cap's variables only from --isa-cap. */
 	snprintf(cmd, sizeof cmd,
 	         "env -u ONEDNN_MAX_CPU_ISA -u ATEN_CPU_CAPABILITY -u OPENBLAS_CORETYPE %s"
 	         "OMP_NUM_THREADS=%lld MKL_NUM_THREADS=%lld OPENBLAS_NUM_THREADS=%lld MALLOC_MMAP_MAX_=0 "

@@ -20,7 +20,7 @@ static const char help[] =
 	"  --machine FILE   a machine profile (abacus calibrate --out FILE): time priced from that machine's\n"
 	"                   measured rates by the predictor's profile-mode model (and its 'abacus adapt'\n"
 	"                   factor), for any machine, also one no training row came from; replaces --hw\n"
-	"  --calib SECONDS  this machine's speed index now (PROTOCOL.md reference workload); default: the\n"
+	"  --calib SECONDS  this machine's speed index now (docs/PROTOCOL.md reference workload); default: the\n"
 	"                   training data's median for --hw, or with --machine the profile's own\n";
 
 /* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus beside the build tree, else the

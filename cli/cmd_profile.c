@@ -1,5 +1,5 @@
 /*
- * cmd_profile.c — `abacus profile`: measure ground truth on this machine under shared/PROTOCOL.md.
+ * cmd_profile.c — `abacus profile`: measure ground truth on this machine under docs/PROTOCOL.md.
  *
  * Expands the grid (networks x input sizes x batches x optimizers x hardware ids x repeat indices), drops the
  * configurations the output CSV already has, and measures the rest in Python workers (profile_worker.c),
@@ -28,7 +28,7 @@ static const char help[] =
 	"                      [--any-size] [--wait-quiet] [--fresh] [--dry-run] [--python PATH] [--log FILE]\n"
 	"                      [--isa-cap none|sse41|avx2] [--machines FILE]\n"
 	"\n"
-	"Measures PyTorch training iterations under shared/PROTOCOL.md and appends one CSV row per\n"
+	"Measures PyTorch training iterations under docs/PROTOCOL.md and appends one CSV row per\n"
 	"configuration (columns: docs/DATASET.md). Each configuration runs in a separate worker process\n"
 	"(Debian's python3 with python3-torch); configurations the output already has are skipped, so an\n"
 	"interrupted run continues where it stopped. The graph-only ONNX of each network and input size is\n"
@@ -46,7 +46,7 @@ static const char help[] =
 	"  --optimizer LIST     sgd and/or adam (default sgd)\n"
 	"  --hw LIST            cpu1 and/or cpu2: cpuN runs the worker with N threads (default cpu1)\n"
 	"  --isa-cap NAME       emulate an older CPU: sse41 caps oneDNN, ATen and OpenBLAS at SSE4.1, avx2 at AVX2\n"
-	"                       (PROTOCOL.md); the cap is part of the machine id every row records\n"
+	"                       (docs/PROTOCOL.md); the cap is part of the machine id every row records\n"
 	"  --machines FILE      the machines table: one JSON line per machine id with its full descriptor,\n"
 	"                       appended when a run meets a new id (default: machines.jsonl beside --out)\n"
 	"  --repeat N           measure every configuration N times, each in its own worker (repeat 0..N-1)\n"
@@ -73,7 +73,7 @@ static const char help[] =
 #define MAX_LIST 64
 #define MAX_SIZES 64
 #define STARTUP_TIMEOUT_S 300.0
-/* The measurement protocol version every row records (PROTOCOL.md; 2: machine and runtime in every row). */
+/* The measurement protocol version every row records (docs/PROTOCOL.md; 2: machine and runtime in every row). */
 #define PROFILE_PROTOCOL "2"
 
 static volatile sig_atomic_t g_stop;
@@ -842,7 +842,7 @@ static int start_worker(run_ctx *x, worker *w, const worker_spec *base, int thre
 	const char *blas = jobj_get(&o, "blas", NULL);
 	snprintf(x->blas, sizeof x->blas, "%s", blas ? blas : "");
 	int ok = tracker && !strcmp(tracker, "true");
-	/* Every row names its machine (PROTOCOL.md, version 2): a worker that cannot say it measures nothing. */
+	/* Every row names its machine (docs/PROTOCOL.md, version 2): a worker that cannot say it measures nothing. */
 	const char *mid = jobj_get(&o, "machine", NULL), *rt = jobj_get(&o, "runtime", NULL);
 	const char *desc = jobj_get(&o, "machine_descriptor", NULL);
 	if (!mid || !*mid || strlen(mid) >= sizeof x->worker_machine || !rt || !*rt || !desc) {

@@ -82,7 +82,7 @@ typedef struct worker_spec {
 	int threads;
 	uint64_t mem_limit;  /* RLIMIT_AS in bytes; 0 = none */
 	FILE *log;           /* worker stderr is appended here when non-NULL */
-	const struct cli_isa_cap *isa_cap; /* NULL, or the emulated older CPU of PROTOCOL.md (cli.h) */
+	const struct cli_isa_cap *isa_cap; /* NULL, or the emulated older CPU of docs/PROTOCOL.md (cli.h) */
 } worker_spec;
 
 typedef struct worker {

@@ -1,6 +1,6 @@
 /*
  * profile_worker.c — the collector's worker processes: fork + exec of Debian's python3 running
- * collector/worker.py with the protocol's environment (PROTOCOL.md) and the allocator tracker preloaded;
+ * collector/worker.py with the protocol's environment (docs/PROTOCOL.md) and the allocator tracker preloaded;
  * JSON lines in both directions over pipes.
  *
  * Each worker runs in its own process group (so killing it takes any children along, and a Ctrl-C on the

@@ -1,4 +1,4 @@
-"""Export the training-mode ONNX graphs that Abacus reads (PROTOCOL.md, "Graphs").
+"""Export the training-mode ONNX graphs that Abacus reads (docs/PROTOCOL.md, "Graphs").
 
   /usr/bin/python3 collector/export_onnx.py --models all|a,b,c --sizes 224|all|32,64|L128 \
       --out data/graphs [--force]

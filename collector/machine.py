@@ -1,6 +1,6 @@
 """What machine a measurement ran on: the facts that decide kernel speed, and a short stable id for them.
 
-The CPU model string alone does not identify a machine (PROTOCOL.md, "Machine identity"): two development
+The CPU model string alone does not identify a machine (docs/PROTOCOL.md, "Machine identity"): two development
 machines of this project both said `AMD EPYC` and ran the same configurations up to 1.57x apart. The
 descriptor below records what decides how fast PyTorch's kernels run, and the id is a readable prefix plus
 a hash of the whole descriptor, so that any change in one of its fields (a new microcode, another ISA cap,
@@ -30,7 +30,7 @@ import re
 ISA_FLAGS = ("sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq", "avx512cd", "avx512bw",
              "avx512vl", "avx512ifma", "avx512vbmi", "avx512_vbmi2", "avx512_vnni", "avx512_bf16", "avx512_fp16",
              "avx_vnni", "amx_tile", "amx_bf16", "amx_int8")
-# The environment variables that cap the ISA (PROTOCOL.md, "Emulated older CPUs").
+# The environment variables that cap the ISA (docs/PROTOCOL.md, "Emulated older CPUs").
 CAP_VARS = ("ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE")
 # The named caps `abacus profile --isa-cap` and `abacus calibrate --isa-cap` set.
 CAPS = {

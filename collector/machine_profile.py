@@ -259,7 +259,7 @@ class Bench:
         return max(a - b, 1e-9), 1 << 20
 
     def reference(self):
-        # The protocol's reference workload (PROTOCOL.md, "Machine speed index"), per run: rows' calib_s.
+        # The protocol's reference workload (docs/PROTOCOL.md, "Machine speed index"), per run: rows' calib_s.
         from collector.worker import calib
         return calib(self.t), 1
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Spread of repeated measurements in an `abacus profile` CSV (the noise floor of PROTOCOL.md).
+"""Spread of repeated measurements in an `abacus profile` CSV (the noise floor of docs/PROTOCOL.md).
 
   /usr/bin/python3 collector/spread.py FILE.csv [...]
 

@@ -1,5 +1,5 @@
 /*
- * tracker.c — the allocator tracker preloaded into the collector's workers (PROTOCOL.md, "Memory").
+ * tracker.c — the allocator tracker preloaded into the collector's workers (docs/PROTOCOL.md, "Memory").
  *
  * Built as build/$(MODE)/libabacus_tracker.so and loaded with LD_PRELOAD, it interposes every glibc
  * allocation entry point that PyTorch, Python and their libraries reach (malloc calloc realloc free

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Abacus collector worker: measures PyTorch training iterations under shared/PROTOCOL.md.
+"""Abacus collector worker: measures PyTorch training iterations under docs/PROTOCOL.md.
 
 The C command `abacus profile` starts one worker per group of configurations, with the protocol's
 environment (OMP_NUM_THREADS=T ..., MALLOC_* settings) and LD_PRELOAD of libabacus_tracker.so, and talks
@@ -21,7 +21,7 @@ Only the protocol lines go to stdout: the worker moves file descriptor 1 onto st
 anything a library prints lands on stderr, and writes results to a private duplicate of the original
 stdout.
 
-Order of one measurement (PROTOCOL.md):
+Order of one measurement (docs/PROTOCOL.md):
   dry run: build the configuration, 2 iterations (judged against --max-iter-seconds), free it
   gc.collect(); baseline = live bytes
   build the model (manual_seed(0)), inputs, targets on first use, optimizer
@@ -234,7 +234,7 @@ class Worker:
                 "python": sys.executable, "blas": blas_library(), "runtime": self.runtime,
                 "machine": self.machine, "machine_descriptor": self.machine_descriptor}
 
-    # One training iteration per PROTOCOL.md, built as a closure over the objects of one configuration.
+    # One training iteration per docs/PROTOCOL.md, built as a closure over the objects of one configuration.
     def _make_step(self, model, x, opt, state):
         torch = self.torch
 
@@ -488,7 +488,7 @@ def main(argv=None) -> int:
     if not hello["tracker"]:
         log("warning: libabacus_tracker.so is not preloaded: memory is not measured")
     if not hello["protocol_env"]:
-        log("warning: the MALLOC_* / OMP_NUM_THREADS environment differs from PROTOCOL.md")
+        log("warning: the MALLOC_* / OMP_NUM_THREADS environment differs from docs/PROTOCOL.md")
     log(f"pid {hello['pid']} ready: torch {hello['torch_version']}, {a.threads} thread(s)")
     emit(out, hello)
     configs = (json.loads(c) for c in a.config) if a.config else \

@@ -10,7 +10,7 @@ Each entry of REGISTRY is a `Net`:
               among TOKEN_LENGTHS), determined once by running forward + backward at batch 1
               (see `probe`) and cached below as literals in VALID_SIZES
   vocab       vocabulary size (tokens)
-  make_input(batch, size) -> the input tensor, per PROTOCOL.md
+  make_input(batch, size) -> the input tensor, per docs/PROTOCOL.md
 
 Usage:
   from collector.zoo import REGISTRY, get
@@ -838,7 +838,7 @@ def get(name: str) -> Net:
 
 
 def loss_fn(out: torch.Tensor, batch: int):
-    """Loss per PROTOCOL.md: CrossEntropy for [B, classes] outputs, MSE vs zeros otherwise."""
+    """Loss per docs/PROTOCOL.md: CrossEntropy for [B, classes] outputs, MSE vs zeros otherwise."""
     if out.dim() == 2:
         y = torch.randint(0, out.shape[1], (batch,))
         return nn.CrossEntropyLoss()(out, y)

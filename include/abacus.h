@@ -362,7 +362,7 @@ int abacus_predictor_has_profile(const abacus_predictor *p);
 int abacus_predictor_layer_shares(double *share, size_t n, double *step_share, const abacus_predictor *p,
                                   const abacus_analysis *a, const char *hw, abacus_error *err);
 
-/* ---- Evaluation against measured rows (shared/DESIGN.md protocols) -------------------------------- */
+/* ---- Evaluation against measured rows (docs/DESIGN.md protocols) -------------------------------- */
 
 /* lomachine: every machine with a profile and rows is predicted by a model trained on the other machines'
  * rows, from its profile alone (opts.shots = 0) or with K of its rows (few-shot); rows of machines without

@@ -32,7 +32,7 @@ phase() {
 	"$A" profile "${COMMON[@]}" "$@" || echo "== phase ended with status $?"
 }
 make -s
-# Every row names its machine (PROTOCOL.md version 2), and the machine id covers the thread count and any ISA
+# Every row names its machine (docs/PROTOCOL.md version 2), and the machine id covers the thread count and any ISA
 # cap. On a machine id with no rows yet the campaign first measures the fixed *fingerprint* set: every zoo
 # network at its smallest valid input, batch 1 and 4, sgd and adam (416 configurations, ~15 % repeated for the
 # noise floor), cheap enough (--max-iter-seconds 1.5) to finish in well under an hour, so that the dataset

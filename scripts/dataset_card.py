@@ -48,7 +48,7 @@ def main(path):
     for (hw, opt), rs in sorted(by.items()):
         print(f"| {hw} | {opt} | {len(rs)} | {len(set(r['network'] for r in rs))} |")
     print()
-    # Rows by machine (PROTOCOL.md version 2: every row names the machine that measured it).
+    # Rows by machine (docs/PROTOCOL.md version 2: every row names the machine that measured it).
     table = {}
     mpath = os.path.join(os.path.dirname(path) or ".", "machines.jsonl")
     if os.path.exists(mpath):

@@ -8,7 +8,7 @@ attention pooling, a 1-D CNN over embeddings (dilated, ELU), a convolutional aut
 (InstanceNorm, LeakyReLU, ConvTranspose, nearest upsampling), a GroupNorm/SiLU/Mish residual net, an
 ESPCN-style super-resolution net (PReLU, PixelShuffle), an MLP with SELU/Softplus/Hardtanh/LayerNorm/
 LogSoftmax, einsum attention, and a DenseNet-like concatenating CNN. Each is exported through the
-collector's own export path (PROTOCOL.md "Graphs"), measured once in a fresh worker by the collector's
+collector's own export path (docs/PROTOCOL.md "Graphs"), measured once in a fresh worker by the collector's
 own measurement code under the protocol's environment (one thread, SGD, a dry run before the baseline,
 3 warm-up iterations, then at least 10 timed ones; median time, peak bytes from the allocator tracker),
 and predicted with `abacus predict` (cpu1). Not a campaign: one measurement per network unless
@@ -237,7 +237,7 @@ def main(argv=None):
         times = sorted(r["time_s"] for r in runs)
         calibs = sorted(r.get("calib_s", 0) for r in runs)
         m = dict(runs[0], time_s=times[len(times) // 2], calib_s=calibs[len(calibs) // 2])
-        # The machine's speed index measured beside the network (PROTOCOL.md), as `abacus predict --calib`
+        # The machine's speed index measured beside the network (docs/PROTOCOL.md), as `abacus predict --calib`
         # would get it from `abacus calibrate`: the comparison the dataset's speed-adjusted figures make.
         cmd = [abacus, "predict", path, "--batch", str(a.batch), "--hw", "cpu1", "--format", "json"]
         if m.get("calib_s", 0) > 0:

@@ -1,5 +1,5 @@
 /*
- * eval.c — accuracy on measured rows, under the protocols of shared/DESIGN.md:
+ * eval.c — accuracy on measured rows, under the protocols of docs/DESIGN.md:
  *
  *   random    5-fold cross-validation over configurations (seeded);
  *   lomo      leave-one-model-out: each network predicted by a model that never saw it;

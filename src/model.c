@@ -487,7 +487,7 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 	/* The fit over all rows (scaled by each row's speed index: that is what carries it to hardware without
 	 * rows of its own), then one per hardware id with enough rows. Each hardware id keeps its rows' speed
 	 * indexes only where they explain its times better than its median does: with two threads on a shared
-	 * host the reference workload is noisier than the networks (PROTOCOL.md), and scaling by it hurts. */
+	 * host the reference workload is noisier than the networks (docs/PROTOCOL.md), and scaling by it hurts. */
 	double pooled[AB_TIME_TERMS];
 	size_t *sel = ab_malloc(n * sizeof *sel);
 	if (!sel) {

@@ -8,7 +8,7 @@
  * The time terms are the analytic work of an iteration: forward + backward FLOPs, bytes moved by the
  * layers, the number of layers (per-operator overhead), and the optimizer step's traffic (weights,
  * gradients and optimizer state). The c_i ≥ 0 are fitted on the training rows by non-negative least
- * squares on relative error. `calib` is the row's machine speed index (PROTOCOL.md), or the hardware's
+ * squares on relative error. `calib` is the row's machine speed index (docs/PROTOCOL.md), or the hardware's
  * median when predicting a configuration not measured. Both targets are ratios, so the trees learn
  * efficiency, not size: that is what lets them generalise to networks and batch sizes outside the
  * training set.

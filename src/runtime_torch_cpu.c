@@ -1,7 +1,7 @@
 /*
  * runtime_torch_cpu.c — PyTorch 1.13.1 (Debian's python3-torch) on a CPU: oneDNN convolutions, OpenBLAS
  * matrix products, the eager autograd engine. Everything here was measured on this project's machines
- * (PROTOCOL.md; the dates say when); another runtime measures its own and is another file (runtime.h).
+ * (docs/PROTOCOL.md; the dates say when); another runtime measures its own and is another file (runtime.h).
  *
  * What it holds: which convolution kernel PyTorch picks and the transient memory oneDNN's backward holds;
  * a layer's fixed cost by kind; an activation's arithmetic beyond a ReLU's; the optimizer step's kernels;
