@@ -93,12 +93,18 @@ void fmt_bytes(char *buf, size_t len, double v);
 void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const double *shares, double step_share,
                     int json);
 
-/* buf = "<directory of the running abacus>/<rel>"; 0 when that file is readable. */
 /* The directory of the running binary (e.g. .../build/release) into buf; 0, or -1 when unknown. */
 int cli_exe_dir(char *buf, size_t len);
+/* buf = "<directory of the running abacus>/<rel>"; 0 when that file is readable. */
 int cli_beside_exe(char *buf, size_t len, const char *rel);
 /* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus of the build tree, else the installed one. */
 int cli_default_model(char *buf, size_t len);
+/* Loads each CSV of `files` (train, eval, adapt): CLI_OK and *out (free each with abacus_dataset_free, then
+ * the array with free), or the first error printed and its exit code. */
+int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files);
+/* The training options train and eval share (--seed, --rounds, --depth, --eta, --root): 1 when argv[*i]
+ * was one, 0 when not, or CLI_USAGE negated after printing a usage error. */
+int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i);
 
 int cli_main(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);

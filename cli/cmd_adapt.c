@@ -16,7 +16,6 @@
 
 #include "cli.h"
 
-int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files);
 
 static const char help[] =
 	"usage: abacus adapt --machine FILE ROWS.csv... [--model FILE] [--out FILE] [--root DIR]\n"

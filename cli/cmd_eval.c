@@ -10,8 +10,6 @@
 #include "cli.h"
 #include "svg.h"
 
-int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files);
-int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i);
 
 static const char help[] =
 	"usage: abacus eval DATA.csv... [--protocol random|lomo|cross-hw|lomachine] [--format table|json]\n"

@@ -23,22 +23,6 @@ static const char help[] =
 	"  --calib SECONDS  this machine's speed index now (docs/PROTOCOL.md reference workload); default: the\n"
 	"                   training data's median for --hw, or with --machine the profile's own\n";
 
-/* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus beside the build tree, else the
- * installed copy. */
-int cli_default_model(char *buf, size_t len)
-{
-	const char *env = getenv("ABACUS_MODEL");
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return 0;
-	}
-	if (cli_beside_exe(buf, len, "../../data/predictor.abacus") == 0 ||
-	    cli_beside_exe(buf, len, "../share/abacus/predictor.abacus") == 0)
-		return 0;
-	snprintf(buf, len, "data/predictor.abacus");
-	return 0;
-}
-
 typedef struct predict_extra {
 	double calib;
 	const char *machine;

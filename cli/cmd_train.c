@@ -22,67 +22,6 @@ static const char help[] =
 	"               bundle also gets the profile-mode time model, trained on the rows of those machines,\n"
 	"               which prices any machine from its profile ('abacus predict --machine FILE')\n";
 
-int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files);
-int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files)
-{
-	abacus_error err;
-	abacus_dataset **sets = calloc(n_files ? n_files : 1, sizeof *sets);
-	if (!sets)
-		return CLI_FAIL;
-	for (size_t i = 0; i < n_files; i++) {
-		if (abacus_dataset_load_file(&sets[i], files[i], &err)) {
-			for (size_t k = 0; k < i; k++)
-				abacus_dataset_free(sets[k]);
-			free(sets);
-			return cli_fail(&err);
-		}
-	}
-	*out = sets;
-	*n = n_files;
-	return CLI_OK;
-}
-
-int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i);
-int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i)
-{
-	const char *v;
-	int r;
-	int64_t x;
-	if ((r = cli_opt(argc, argv, i, "--seed", &v))) {
-		if (r < 0 || cli_parse_i64(&x, v, 0, INT64_MAX))
-			return -cli_usage(cmd, "--seed needs a non-negative integer");
-		o->seed = (uint64_t)x;
-		return 1;
-	}
-	if ((r = cli_opt(argc, argv, i, "--rounds", &v))) {
-		if (r < 0 || cli_parse_i64(&x, v, 1, 100000))
-			return -cli_usage(cmd, "--rounds needs an integer from 1 to 100000");
-		o->rounds = (int)x;
-		return 1;
-	}
-	if ((r = cli_opt(argc, argv, i, "--depth", &v))) {
-		if (r < 0 || cli_parse_i64(&x, v, 1, 20))
-			return -cli_usage(cmd, "--depth needs an integer from 1 to 20");
-		o->max_depth = (int)x;
-		return 1;
-	}
-	if ((r = cli_opt(argc, argv, i, "--eta", &v))) {
-		char *end;
-		double e = r < 0 ? 0 : strtod(v, &end);
-		if (r < 0 || *end || !(e > 0 && e <= 1))
-			return -cli_usage(cmd, "--eta needs a number in (0, 1]");
-		o->eta = e;
-		return 1;
-	}
-	if ((r = cli_opt(argc, argv, i, "--root", &v))) {
-		if (r < 0)
-			return -cli_usage(cmd, "--root needs a directory");
-		o->graph_root = v;
-		return 1;
-	}
-	return 0;
-}
-
 int cmd_train(int argc, char **argv)
 {
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;

@@ -508,3 +508,78 @@ int cli_parse_bytes(int64_t *out, const char *s)
 	*out = (int64_t)v;
 	return 0;
 }
+
+/* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus beside the build tree, else the
+ * installed copy. */
+int cli_default_model(char *buf, size_t len)
+{
+	const char *env = getenv("ABACUS_MODEL");
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return 0;
+	}
+	if (cli_beside_exe(buf, len, "../../data/predictor.abacus") == 0 ||
+	    cli_beside_exe(buf, len, "../share/abacus/predictor.abacus") == 0)
+		return 0;
+	snprintf(buf, len, "data/predictor.abacus");
+	return 0;
+}
+
+int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files)
+{
+	abacus_error err;
+	abacus_dataset **sets = calloc(n_files ? n_files : 1, sizeof *sets);
+	if (!sets)
+		return CLI_FAIL;
+	for (size_t i = 0; i < n_files; i++) {
+		if (abacus_dataset_load_file(&sets[i], files[i], &err)) {
+			for (size_t k = 0; k < i; k++)
+				abacus_dataset_free(sets[k]);
+			free(sets);
+			return cli_fail(&err);
+		}
+	}
+	*out = sets;
+	*n = n_files;
+	return CLI_OK;
+}
+
+int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *v;
+	int r;
+	int64_t x;
+	if ((r = cli_opt(argc, argv, i, "--seed", &v))) {
+		if (r < 0 || cli_parse_i64(&x, v, 0, INT64_MAX))
+			return -cli_usage(cmd, "--seed needs a non-negative integer");
+		o->seed = (uint64_t)x;
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--rounds", &v))) {
+		if (r < 0 || cli_parse_i64(&x, v, 1, 100000))
+			return -cli_usage(cmd, "--rounds needs an integer from 1 to 100000");
+		o->rounds = (int)x;
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--depth", &v))) {
+		if (r < 0 || cli_parse_i64(&x, v, 1, 20))
+			return -cli_usage(cmd, "--depth needs an integer from 1 to 20");
+		o->max_depth = (int)x;
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--eta", &v))) {
+		char *end;
+		double e = r < 0 ? 0 : strtod(v, &end);
+		if (r < 0 || *end || !(e > 0 && e <= 1))
+			return -cli_usage(cmd, "--eta needs a number in (0, 1]");
+		o->eta = e;
+		return 1;
+	}
+	if ((r = cli_opt(argc, argv, i, "--root", &v))) {
+		if (r < 0)
+			return -cli_usage(cmd, "--root needs a directory");
+		o->graph_root = v;
+		return 1;
+	}
+	return 0;
+}

@@ -23,9 +23,6 @@
 
 #include "model.h"
 
-void ab_shuffle(size_t *idx, size_t n, uint64_t seed);
-void ab_train_params_from(ab_train_params *p, const abacus_train_opts *o);
-
 enum { E_TIME, E_TIME_RAW, E_MEM, E_BASE_TIME, E_BASE_MEM, E_FLOPS_TIME, E_N };
 
 struct abacus_eval {

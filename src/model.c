@@ -656,3 +656,35 @@ done:
 		ab_model_free(m);
 	return rc;
 }
+
+/* Deterministic Fisher-Yates shuffle (splitmix64), so training and folds depend only on the seed. */
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+void ab_shuffle(size_t *idx, size_t n, uint64_t seed)
+{
+	uint64_t s = seed;
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(splitmix(&s) % i);
+		size_t t = idx[i - 1];
+		idx[i - 1] = idx[j];
+		idx[j] = t;
+	}
+}
+
+void ab_train_params_from(ab_train_params *p, const abacus_train_opts *o)
+{
+	p->rounds = o->rounds;
+	p->max_depth = o->max_depth;
+	p->eta = o->eta;
+	p->subsample = 0.8;
+	p->colsample = 0.5;
+	p->min_child_weight = 2;
+	p->lambda = 1;
+	p->seed = o->seed;
+}

@@ -128,5 +128,9 @@ double ab_time_base_row(const ab_model *m, const ab_examples *ex, size_t r, doub
 double ab_time_base_profile(const ab_model *m, const double *terms, const double *rates, double drift);
 
 double ab_quantile(double *v, size_t n, double q);   /* sorts v */
+/* Deterministic Fisher-Yates shuffle of idx[0..n) (splitmix64): training and folds depend only on the seed. */
+void ab_shuffle(size_t *idx, size_t n, uint64_t seed);
+/* The boosters' parameters for training options `o` (rounds, depth, eta, seed; fixed sampling). */
+void ab_train_params_from(ab_train_params *p, const abacus_train_opts *o);
 
 #endif
