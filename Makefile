@@ -34,7 +34,7 @@ CFLAGS_ALL := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(OPT) $(WARN
 LIBS    := -lprotobuf-c -lxgboost -lm
 
 LIB_SRC := $(sort $(wildcard src/*.c))
-CLI_SRC := $(sort $(wildcard cli/*.c))
+CLI_SRC := $(sort $(wildcard cli/*.c cli/profile/*.c))
 TEST_SRC := $(sort $(wildcard tests/*.c))
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/onnx.pb-c.o
 CLI_OBJ := $(CLI_SRC:%.c=$(B)/%.o)
@@ -57,7 +57,7 @@ $(B)/gen/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(OPT) -I$(GEN) -c $< -o $@
 
-$(B)/%.o: %.c $(GEN)/onnx.pb-c.h $(wildcard include/*.h src/*.h cli/*.h tests/*.h)
+$(B)/%.o: %.c $(GEN)/onnx.pb-c.h $(wildcard include/*.h src/*.h cli/*.h cli/profile/*.h tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -1,7 +1,8 @@
 /*
- * profile.h — the pieces of `abacus profile` (cmd_profile.c): the measurement CSV (profile_csv.c), the
- * one-line JSON objects the Python workers speak (profile_json.c) and the worker processes
- * (profile_worker.c). Process spawning lives here in the CLI, never in the library.
+ * profile.h — the pieces of `abacus profile` (cmd_profile.c), the collector's supervisor, which has this
+ * folder to itself: the measurement CSV (csv.c), the one-line JSON objects the Python workers speak
+ * (json.c) and the worker processes (worker.c). Process spawning lives here in the CLI, never in the
+ * library.
  */
 #ifndef ABACUS_PROFILE_H
 #define ABACUS_PROFILE_H

@@ -1,5 +1,5 @@
 /*
- * profile_worker.c — the collector's worker processes: fork + exec of Debian's python3 running
+ * worker.c — the collector's worker processes: fork + exec of Debian's python3 running
  * collector/worker.py with the protocol's environment (docs/PROTOCOL.md) and the allocator tracker preloaded;
  * JSON lines in both directions over pipes.
  *
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "../cli.h"
 #include "profile.h"
 
 extern char **environ;

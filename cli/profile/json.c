@@ -1,5 +1,5 @@
 /*
- * profile_json.c — the one-line JSON objects the collector's workers print (`--list` entries, the ready
+ * json.c — the one-line JSON objects the collector's workers print (`--list` entries, the ready
  * line, one result per configuration). A bounds-checked cursor over the text; only a flat object is
  * unpacked: nested arrays and objects are kept as raw text (with a nesting limit), numbers as their text.
  */

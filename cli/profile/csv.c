@@ -1,5 +1,5 @@
 /*
- * profile_csv.c — the measurement CSV that `abacus profile` appends to (columns: docs/DATASET.md).
+ * csv.c — the measurement CSV that `abacus profile` appends to (columns: docs/DATASET.md).
  *
  * Invariants of a file this code has touched:
  *   - the first record is the header, exactly csv_columns;

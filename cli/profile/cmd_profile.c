@@ -2,11 +2,11 @@
  * cmd_profile.c — `abacus profile`: measure ground truth on this machine under docs/PROTOCOL.md.
  *
  * Expands the grid (networks x input sizes x batches x optimizers x hardware ids x repeat indices), drops the
- * configurations the output CSV already has, and measures the rest in Python workers (profile_worker.c),
+ * configurations the output CSV already has, and measures the rest in Python workers (worker.c),
  * one group per worker: the configurations of one network on one hardware id and one repeat index share a
  * worker, so `import torch` is paid once per group while repeats always come from separate processes.
  * A configuration that fails, times out or kills its worker becomes a row with a status; the worker is
- * replaced before the next one. Rows are appended and fsynced one at a time (profile_csv.c).
+ * replaced before the next one. Rows are appended and fsynced one at a time (csv.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "../cli.h"
 #include "profile.h"
 
 static const char help[] =
