@@ -185,19 +185,11 @@ double ab_layer_arith(const abacus_analysis *a, size_t i)
 	return a->costs[i].arith_ns * (double)a->shapes[n->out[0]].numel;
 }
 
-static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *def, unsigned char *param_seen)
+/* What flows from a node's inputs to its outputs: requires-grad, weight-likeness, channels-last layout.
+ * *any_rg: an input requires grad (and the op passes gradients); returns whether the outputs are
+ * weight-like (computed from parameters and constants only). */
+static int propagate(abacus_analysis *a, const ab_node *n, const abacus_layer *L, const ab_opdef *def, int *any_rg_out)
 {
-	const ab_node *n = c->n;
-	abacus_layer *L = &a->layers[a->n_layers];
-	ab_cost *k = &a->costs[a->n_layers];
-	int rc;
-	memset(k, 0, sizeof *k);
-	k->category = -1;
-	memset(L, 0, sizeof *L);
-	L->name = n->name;
-	L->op = n->op;
-	L->known = def != NULL;
-	L->category = def ? def->cat : ABACUS_CAT_OTHER;
 	/* Requires-grad flows from parameters through every differentiable op. */
 	int any_rg = 0;
 	for (int i = 0; i < n->n_in; i++)
@@ -240,6 +232,15 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	for (int o = 0; o < n->n_out; o++)
 		if (n->out[o] >= 0 && !ab_dtype_is_float(a->shapes[n->out[o]].dtype))
 			a->rg[n->out[o]] = 0;
+	*any_rg_out = any_rg;
+	return wl;
+}
+
+/* The op's cost rule, or for an op not in the table its bytes alone. */
+static int layer_cost(abacus_analysis *a, ab_ctx *c, const ab_opdef *def, ab_cost *k)
+{
+	const ab_node *n = c->n;
+	int rc;
 	if (def) {
 		rc = def->cost ? def->cost(c, k) : ab_cost_table(c, def, k);
 		if (rc)
@@ -252,7 +253,13 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 			if (n->out[o] >= 0)
 				ab_sat_add(&k->bytes_written, shape_bytes(&a->shapes[n->out[o]]));
 	}
-	/* Category refinements that depend on attributes or operands. */
+	return 0;
+}
+
+/* Category refinements that depend on attributes or operands (the op table's flags), then the cost rule's. */
+static void refine_category(const abacus_analysis *a, const ab_node *n, const ab_opdef *def, const ab_cost *k,
+                            abacus_layer *L)
+{
 	unsigned flags = def ? def->flags : 0;
 	if ((flags & AB_OP_GROUPS) && ab_attr_int(n, "group", 1) > 1)
 		L->category = ABACUS_CAT_GROUPCONV;
@@ -270,7 +277,14 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	}
 	if (k->category >= 0)
 		L->category = k->category;
-	/* Parameters: each float initializer counts once, at its first consumer. */
+}
+
+/* The layer's own numbers: parameters (each float initializer once, at its first consumer), output shape
+ * and bytes, what it saves for backward, FLOPs and traffic. Returns 1 when it is a view, 0, or an error. */
+static int fill_layer(abacus_analysis *a, ab_ctx *c, const ab_opdef *def, const ab_cost *k, int any_rg,
+                      unsigned char *param_seen, abacus_layer *L)
+{
+	const ab_node *n = c->n;
 	for (int i = 0; i < n->n_in; i++) {
 		int t = n->in[i];
 		if (t < 0 || !a->g->tensors[t].is_param || param_seen[t])
@@ -300,13 +314,16 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 			ab_sat_add(&L->saved_bytes, shape_bytes(&a->shapes[n->out[o]]));
 	L->forward_flops = k->fwd;
 	L->backward_flops = any_rg ? k->bwd : 0;
-	k->arith_ns = def ? a->rt->act_ns[def->act] : 0;
 	L->bytes_read = k->bytes_read;
 	int view = (def && (def->flags & AB_OP_VIEW)) || k->identity;
 	L->bytes_written = view ? 0 : k->bytes_written;
-	a->layer_node[a->n_layers] = node;
-	a->node_layer[node] = (int)a->n_layers;
-	a->n_layers++;
+	return view;
+}
+
+/* The analysis-wide sums the time terms read (analysis.h), so that a prediction never walks the layers. */
+static int add_to_totals(abacus_analysis *a, ab_ctx *c, const abacus_layer *L, const ab_cost *k, const ab_opdef *def,
+                         int view, int wl)
+{
 	abacus_totals *T = &a->totals;
 	if (ab_add(T->params, L->params, &T->params) || ab_add(T->forward_flops, L->forward_flops, &T->forward_flops) ||
 	    ab_add(T->backward_flops, L->backward_flops, &T->backward_flops) ||
@@ -346,6 +363,33 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 		*(free_view ? &a->free_bytes : &a->view_bytes) += (double)L->bytes_read;
 	}
 	return 0;
+}
+
+static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *def, unsigned char *param_seen)
+{
+	const ab_node *n = c->n;
+	abacus_layer *L = &a->layers[a->n_layers];
+	ab_cost *k = &a->costs[a->n_layers];
+	int rc;
+	memset(k, 0, sizeof *k);
+	k->category = -1;
+	memset(L, 0, sizeof *L);
+	L->name = n->name;
+	L->op = n->op;
+	L->known = def != NULL;
+	L->category = def ? def->cat : ABACUS_CAT_OTHER;
+	int any_rg, wl = propagate(a, n, L, def, &any_rg);
+	if ((rc = layer_cost(a, c, def, k)))
+		return rc;
+	refine_category(a, n, def, k, L);
+	int view = fill_layer(a, c, def, k, any_rg, param_seen, L);
+	if (view < 0)
+		return view;
+	k->arith_ns = def ? a->rt->act_ns[def->act] : 0;
+	a->layer_node[a->n_layers] = node;
+	a->node_layer[node] = (int)a->n_layers;
+	a->n_layers++;
+	return add_to_totals(a, c, L, k, def, view, wl);
 }
 
 static int run(abacus_analysis *a, abacus_error *err)
