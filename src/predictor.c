@@ -594,6 +594,38 @@ static int check_names(reader *r, int d, abacus_error *err)
 	return check_terms(names, k, err);
 }
 
+/* The optional profile-mode section (version 15 and later): "profile <rows> <n> <ids>", its base,
+ * intervals and time ensemble; r->buf holds the "profile" line. */
+static int get_profile_section(reader *r, abacus_predictor *p, abacus_error *err)
+{
+	int rc;
+	const char *s = r->buf + 8;
+	int n_ids, used;
+	if (sscanf(s, "%zu %d%n", &p->profile_rows, &n_ids, &used) != 2 || n_ids < 1 || n_ids > AB_MAX_MACHINES)
+		return bad(r, err, "expected 'profile <rows> <machines> <id>...'");
+	s += used;
+	for (int i = 0; i < n_ids; i++) {
+		char id[96];
+		if (sscanf(s, "%95s%n", id, &used) != 1)
+			return bad(r, err, "the 'profile' line names fewer machines than it counts");
+		s += used;
+		if (!(p->profile_ids[i] = ab_strdup(id)))
+			return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		p->n_profile_ids = i + 1;
+	}
+	if (next_line(r) || parse_base(r->buf, p->pm.coef[0]))
+		return bad(r, err, "expected the profile model's 'base <K> <c_1> ... <c_K>'");
+	if (next_line(r) || sscanf(r->buf, "profile_intervals %la %la", &p->pm.q_time[0], &p->pm.q_time[1]) != 2 ||
+	    !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1]))
+		return bad(r, err, "expected 'profile_intervals <q05> <q95>'");
+	if ((rc = get_ensemble(r, "profile_time", &p->pm.time, p->d, err)))
+		return rc;
+	p->pm.profile = 1;
+	p->pm.has_intervals = 1;
+	p->has_profile = 1;
+	return 0;
+}
+
 int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, abacus_error *err)
 {
 	*out = NULL;
@@ -674,40 +706,8 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		goto out;
 	}
 	if (version >= 15 && !strncmp(r.buf, "profile ", 8)) {
-		const char *s = r.buf + 8;
-		int n_ids, used;
-		if (sscanf(s, "%zu %d%n", &p->profile_rows, &n_ids, &used) != 2 || n_ids < 1 || n_ids > AB_MAX_MACHINES) {
-			rc = bad(&r, err, "expected 'profile <rows> <machines> <id>...'");
+		if ((rc = get_profile_section(&r, p, err)))
 			goto out;
-		}
-		s += used;
-		for (int i = 0; i < n_ids; i++) {
-			char id[96];
-			if (sscanf(s, "%95s%n", id, &used) != 1) {
-				rc = bad(&r, err, "the 'profile' line names fewer machines than it counts");
-				goto out;
-			}
-			s += used;
-			if (!(p->profile_ids[i] = ab_strdup(id))) {
-				rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
-				goto out;
-			}
-			p->n_profile_ids = i + 1;
-		}
-		if (next_line(&r) || parse_base(r.buf, p->pm.coef[0])) {
-			rc = bad(&r, err, "expected the profile model's 'base <K> <c_1> ... <c_K>'");
-			goto out;
-		}
-		if (next_line(&r) || sscanf(r.buf, "profile_intervals %la %la", &p->pm.q_time[0], &p->pm.q_time[1]) != 2 ||
-		    !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1])) {
-			rc = bad(&r, err, "expected 'profile_intervals <q05> <q95>'");
-			goto out;
-		}
-		if ((rc = get_ensemble(&r, "profile_time", &p->pm.time, p->d, err)))
-			goto out;
-		p->pm.profile = 1;
-		p->pm.has_intervals = 1;
-		p->has_profile = 1;
 		if (next_line(&r)) {
 			rc = bad(&r, err, "expected 'end'");
 			goto out;
