@@ -139,6 +139,75 @@ void abacus_dataset_free(abacus_dataset *d)
 	ab_free(d);
 }
 
+/* One field of a row into its column k (-1: a column this reader does not know, skipped): strings are
+ * kept, numbers checked (integers where the column holds counts). */
+static int store_field(abacus_dataset *d, abacus_row *row, int k, const char *s, const char *name, size_t line,
+                       abacus_error *err)
+{
+	double v;
+	switch (k) {
+	case COL_NETWORK: return keep(d, s, &row->network) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case COL_GRAPH: return keep(d, s, &row->graph) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case COL_INPUT: return keep(d, s, &row->input_shape) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case COL_OPT: return keep(d, s, &row->optimizer) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case COL_HW: return keep(d, s, &row->hw) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case COL_STATUS: return keep(d, s, &row->status) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case COL_ERROR: return keep(d, s, &row->error) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case COL_MACHINE:
+		return *s && keep(d, s, &row->machine) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case COL_RUNTIME:
+		return *s && keep(d, s, &row->runtime) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case -1:
+		return 0;
+	}
+	if (parse_num(s, &v))
+		return ab_err(err, ABACUS_EPARSE, name, "%s line %zu, column '%s': '%s' is not a number", name, line,
+		              columns[k].name, s);
+	if (k != COL_TIME && k != COL_CALIB && k != COL_BUSY && !isnan(v) && !(v == floor(v) && fabs(v) < AB_I64_DOUBLE_MAX))
+		return ab_err(err, ABACUS_EPARSE, name, "%s line %zu, column '%s': '%s' is not an integer", name, line,
+		              columns[k].name, s);
+	switch (k) {
+	case COL_BATCH: row->batch = isnan(v) ? 0 : (int64_t)v; break;
+	case COL_THREADS: row->threads = isnan(v) ? 0 : (int64_t)v; break;
+	case COL_REPEAT: row->repeat = isnan(v) ? 0 : (int64_t)v; break;
+	case COL_TIME: row->time_s = v; break;
+	case COL_CALIB: row->calib_s = v; break;
+	case COL_MEM: row->memory_bytes = isnan(v) ? -1 : (int64_t)v; break;
+	case COL_PERSIST: row->persistent_bytes = isnan(v) ? -1 : (int64_t)v; break;
+	case COL_PARAMS: row->params = isnan(v) ? -1 : (int64_t)v; break;
+	case COL_BUSY: row->busy_other = v; break;
+	}
+	return 0;
+}
+
+/* The header: col_of[i] is the column of field i (-1: unknown); every required column must be there. */
+static int read_header(cursor *c, ab_buf *buf, int col_of[MAX_FIELDS], int *n_hdr, int *eof, const char *name,
+                       abacus_error *err)
+{
+	int have[N_COLS] = { 0 }, r;
+	do {
+		r = next_field(c, buf, eof);
+		if (r < 0)
+			return r == -2 ? ab_err(err, ABACUS_ENOMEM, name, "out of memory")
+			               : ab_err(err, ABACUS_EPARSE, name, "%s line %zu: malformed quoted field (unterminated or "
+			                        "stray quote)", name, c->line);
+		if (*n_hdr == MAX_FIELDS)
+			return ab_err(err, ABACUS_ELIMIT, name, "%s: more than %d columns in the header", name, MAX_FIELDS);
+		col_of[*n_hdr] = -1;
+		for (int k = 0; k < N_COLS; k++)
+			if (!strcmp(buf->data, columns[k].name)) {
+				col_of[*n_hdr] = k;
+				have[k] = 1;
+			}
+		(*n_hdr)++;
+	} while (r == 0);
+	for (int k = 0; k < N_COLS; k++)
+		if (columns[k].required && !have[k])
+			return ab_err(err, ABACUS_EPARSE, name, "%s: the header has no '%s' column (is this an abacus profile CSV?)",
+			              name, columns[k].name);
+	return 0;
+}
+
 int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, const char *name, abacus_error *err)
 {
 	*out = NULL;
@@ -156,30 +225,8 @@ int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, cons
 		rc = ab_err(err, ABACUS_EPARSE, name, "%s is empty: expected a header line", name);
 		goto out;
 	}
-	/* Header. */
-	int have[N_COLS] = { 0 };
-	do {
-		r = next_field(&c, &buf, &eof);
-		if (r < 0)
-			goto bad_field;
-		if (n_hdr == MAX_FIELDS) {
-			rc = ab_err(err, ABACUS_ELIMIT, name, "%s: more than %d columns in the header", name, MAX_FIELDS);
-			goto out;
-		}
-		col_of[n_hdr] = -1;
-		for (int k = 0; k < N_COLS; k++)
-			if (!strcmp(buf.data, columns[k].name)) {
-				col_of[n_hdr] = k;
-				have[k] = 1;
-			}
-		n_hdr++;
-	} while (r == 0);
-	for (int k = 0; k < N_COLS; k++)
-		if (columns[k].required && !have[k]) {
-			rc = ab_err(err, ABACUS_EPARSE, name, "%s: the header has no '%s' column (is this an abacus profile CSV?)",
-			            name, columns[k].name);
-			goto out;
-		}
+	if ((rc = read_header(&c, &buf, col_of, &n_hdr, &eof, name, err)))
+		goto out;
 	/* Rows. */
 	while (!eof && c.p < c.end) {
 		size_t line = c.line;
@@ -212,44 +259,8 @@ int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, cons
 				rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu: more fields than the header's %d", name, line, n_hdr);
 				goto out;
 			}
-			int k = col_of[f++];
-			double v;
-			const char *s = buf.data;
-			switch (k) {
-			case COL_NETWORK: if (keep(d, s, &row->network)) goto oom; break;
-			case COL_GRAPH: if (keep(d, s, &row->graph)) goto oom; break;
-			case COL_INPUT: if (keep(d, s, &row->input_shape)) goto oom; break;
-			case COL_OPT: if (keep(d, s, &row->optimizer)) goto oom; break;
-			case COL_HW: if (keep(d, s, &row->hw)) goto oom; break;
-			case COL_STATUS: if (keep(d, s, &row->status)) goto oom; break;
-			case COL_ERROR: if (keep(d, s, &row->error)) goto oom; break;
-			case COL_MACHINE: if (*s && keep(d, s, &row->machine)) goto oom; break;
-			case COL_RUNTIME: if (*s && keep(d, s, &row->runtime)) goto oom; break;
-			case -1: break;
-			default:
-				if (parse_num(s, &v)) {
-					rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu, column '%s': '%s' is not a number", name, line,
-					            columns[k].name, s);
-					goto out;
-				}
-				if (k != COL_TIME && k != COL_CALIB && k != COL_BUSY && !isnan(v) &&
-				    !(v == floor(v) && fabs(v) < AB_I64_DOUBLE_MAX)) {
-					rc = ab_err(err, ABACUS_EPARSE, name, "%s line %zu, column '%s': '%s' is not an integer", name, line,
-					            columns[k].name, s);
-					goto out;
-				}
-				switch (k) {
-				case COL_BATCH: row->batch = isnan(v) ? 0 : (int64_t)v; break;
-				case COL_THREADS: row->threads = isnan(v) ? 0 : (int64_t)v; break;
-				case COL_REPEAT: row->repeat = isnan(v) ? 0 : (int64_t)v; break;
-				case COL_TIME: row->time_s = v; break;
-				case COL_CALIB: row->calib_s = v; break;
-				case COL_MEM: row->memory_bytes = isnan(v) ? -1 : (int64_t)v; break;
-				case COL_PERSIST: row->persistent_bytes = isnan(v) ? -1 : (int64_t)v; break;
-				case COL_PARAMS: row->params = isnan(v) ? -1 : (int64_t)v; break;
-				case COL_BUSY: row->busy_other = v; break;
-				}
-			}
+			if ((rc = store_field(d, row, col_of[f++], buf.data, name, line, err)))
+				goto out;
 		} while (r == 0);
 		if (f == 1 && buf.len == 0)
 			continue; /* a blank line */
