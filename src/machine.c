@@ -61,6 +61,29 @@ static int take_word(char *out, size_t len, const char *s)
 	return 0;
 }
 
+/* "rate NAME SECONDS SPREAD": a known rate, given once, positive, with a spread >= 0. */
+static int read_rate(abacus_machine *m, const char *val, size_t line_no, abacus_error *err)
+{
+	char name[64];
+	double v, spread;
+	int used = 0;
+	if (sscanf(val, "%63s %lf %lf%n", name, &v, &spread, &used) != 3 || val[used])
+		return ab_err(err, ABACUS_EPARSE, "machine profile", "line %zu: a rate line is 'rate NAME SECONDS SPREAD'",
+		              line_no);
+	int k = ab_machine_rate_index(name);
+	if (k < 0)
+		return ab_err(err, ABACUS_EUNSUPPORTED, "machine profile", "line %zu: unknown rate '%s' (a profile from "
+		              "another abacus version? measure it again with 'abacus calibrate --out FILE')", line_no, name);
+	if (!isnan(m->rate[k]))
+		return ab_err(err, ABACUS_EPARSE, "machine profile", "line %zu: rate '%s' given twice", line_no, name);
+	if (!(v > 0) || !isfinite(v) || !(spread >= 0) || !isfinite(spread))
+		return ab_err(err, ABACUS_EPARSE, "machine profile", "line %zu: rate '%s' must be a positive number of "
+		              "seconds with a spread >= 0", line_no, name);
+	m->rate[k] = v;
+	m->spread[k] = spread;
+	return 0;
+}
+
 int abacus_machine_load(abacus_machine **out, const char *data, size_t len, abacus_error *err)
 {
 	*out = NULL;
@@ -141,31 +164,8 @@ int abacus_machine_load(abacus_machine **out, const char *data, size_t len, abac
 			m->seconds = strtod(val, &end);
 			bad = end == val || *end || !(m->seconds >= 0) || !isfinite(m->seconds);
 		} else if (!strcmp(key, "rate")) {
-			char name[64];
-			double v, spread;
-			int used = 0;
-			if (sscanf(val, "%63s %lf %lf%n", name, &v, &spread, &used) != 3 || val[used]) {
-				rc = ab_err(err, ABACUS_EPARSE, "machine profile", "line %zu: a rate line is 'rate NAME SECONDS SPREAD'",
-				            line_no);
+			if ((rc = read_rate(m, val, line_no, err)))
 				goto out;
-			}
-			int k = ab_machine_rate_index(name);
-			if (k < 0) {
-				rc = ab_err(err, ABACUS_EUNSUPPORTED, "machine profile", "line %zu: unknown rate '%s' (a profile from "
-				            "another abacus version? measure it again with 'abacus calibrate --out FILE')", line_no, name);
-				goto out;
-			}
-			if (!isnan(m->rate[k])) {
-				rc = ab_err(err, ABACUS_EPARSE, "machine profile", "line %zu: rate '%s' given twice", line_no, name);
-				goto out;
-			}
-			if (!(v > 0) || !isfinite(v) || !(spread >= 0) || !isfinite(spread)) {
-				rc = ab_err(err, ABACUS_EPARSE, "machine profile", "line %zu: rate '%s' must be a positive number of "
-				            "seconds with a spread >= 0", line_no, name);
-				goto out;
-			}
-			m->rate[k] = v;
-			m->spread[k] = spread;
 		} else {
 			rc = ab_err(err, ABACUS_EPARSE, "machine profile", "line %zu: unknown field '%.40s'", line_no, key);
 			goto out;
