@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "abacus.h"
+#include "opt.h"
 
 /* Exit codes. */
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
@@ -102,9 +103,17 @@ int cli_default_model(char *buf, size_t len);
 /* Loads each CSV of `files` (train, eval, adapt): CLI_OK and *out (free each with abacus_dataset_free, then
  * the array with free), or the first error printed and its exit code. */
 int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_files);
-/* The training options train and eval share (--seed, --rounds, --depth, --eta, --root): 1 when argv[*i]
- * was one, 0 when not, or CLI_USAGE negated after printing a usage error. */
-int cli_train_opt(abacus_train_opts *o, const char *cmd, int argc, char **argv, int *i);
+/* The training options train and eval share, as entries of their option tables (opt.h). */
+#define CLI_TRAIN_OPT_SPECS(o)                                                                                \
+	CLI_OPT(CLI_OPT_U64, "--seed", "N", &(o).seed,                                                            \
+	        "shuffling and sampling seed (default 1): the same data and seed give the same bundle", .min = 0, \
+	        .max = 9.3e18),                                                                                   \
+	CLI_OPT(CLI_OPT_INT, "--rounds", "N", &(o).rounds, "boosting rounds per target (default 400)", .min = 1,  \
+	        .max = 100000),                                                                                   \
+	CLI_OPT(CLI_OPT_INT, "--depth", "N", &(o).max_depth, "tree depth (default 6)", .min = 1, .max = 20),      \
+	CLI_OPT(CLI_OPT_DOUBLE, "--eta", "X", &(o).eta, "learning rate (default 0.05)", .min = 0, .max = 1),      \
+	CLI_OPT(CLI_OPT_STRING, "--root", "DIR", &(o).graph_root,                                                 \
+	        "the directory the rows' graph paths are relative to (default: the current one)")
 
 int cli_main(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);

@@ -11,11 +11,7 @@
 #include "svg.h"
 
 
-static const char help[] =
-	"usage: abacus eval DATA.csv... [--protocol random|lomo|cross-hw|lomachine] [--format table|json]\n"
-	"                   [--machines FILE|DIR,...] [--shots K] [--svg FILE] [--seed N]"
-	" [--rounds N] [--depth N] [--eta X] [--root DIR] [--rows FILE] [--json FILE]\n"
-	"\n"
+static const char description[] =
 	"Scores the predictor on measured rows: random = 5-fold cross-validation over configurations;\n"
 	"lomo = leave-one-model-out (each network predicted by a model that never saw it); cross-hw = train on\n"
 	"one hardware id, test on the others; lomachine = leave-one-machine-out: every machine with a profile\n"
@@ -23,16 +19,7 @@ static const char help[] =
 	"machines without a profile are left out). Prints MRE, median and 90th percentile relative error for\n"
 	"time and memory, the analytic and FLOPs-proportional baselines, the noise floor of repeated\n"
 	"measurements, per hardware id, per machine (with its own noise floor and, for lomachine, the share of\n"
-	"measured times inside the 90 %% interval) and per network.\n"
-	"  --machines LIST  machine profiles (abacus calibrate --out), files or directories of *.machine,\n"
-	"                   comma-separated (default for lomachine: data/machines)\n"
-	"  --shots K        lomachine few-shot: K rows of the held-out machine (one per network first) refit\n"
-	"                   its time factor and are not scored (default 0: zero-shot)\n"
-	"  --svg FILE   draw predicted against measured time and memory, and the per-network errors\n"
-	"  --json FILE  also write the report as JSON (what --format json prints), from the same run\n"
-	"  --rows FILE  write every scored row as CSV: its dataset line and configuration, measured and\n"
-	"               predicted time (with the row's speed index, and raw) and memory, and the analytic\n"
-	"               estimates alone\n";
+	"measured times inside the 90 % interval) and per network.\n";
 
 static void scatter(FILE *f, const abacus_eval_point *p, size_t n, int memory, double left, const char *label)
 {
@@ -223,93 +210,48 @@ int cmd_eval(int argc, char **argv)
 	size_t n_machines = 0;
 	int64_t shots = 0;
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
-	abacus_eval_protocol proto = ABACUS_EVAL_RANDOM;
-	cli_format fmt = FMT_TABLE;
+	int proto_i = 0, fmt_i = 0;
 	const char *svg = NULL, *rows_out = NULL, *json_out = NULL;
-	char **files = calloc((size_t)argc, sizeof *files);
-	size_t n_files = 0;
-	int rc = CLI_USAGE;
-	if (!files)
-		return CLI_FAIL;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int r;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(help, stdout);
-			free(files);
-			return CLI_OK;
-		}
-		if ((r = cli_train_opt(&o, "eval", argc, argv, &i)) != 0) {
-			if (r < 0)
-				goto out;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--protocol", &v))) {
-			if (r < 0 || (strcmp(v, "random") && strcmp(v, "lomo") && strcmp(v, "cross-hw") && strcmp(v, "lomachine"))) {
-				cli_usage("eval", "--protocol must be random, lomo, cross-hw or lomachine");
-				goto out;
-			}
-			proto = !strcmp(v, "random") ? ABACUS_EVAL_RANDOM
-			        : !strcmp(v, "lomo") ? ABACUS_EVAL_LOMO
-			        : !strcmp(v, "lomachine") ? ABACUS_EVAL_LOMACHINE : ABACUS_EVAL_CROSS_HW;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--machines", &v))) {
-			if (r < 0) {
-				cli_usage("eval", "--machines needs profile files or directories");
-				goto out;
-			}
-			machines_arg = v;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--shots", &v))) {
-			if (r < 0 || cli_parse_i64(&shots, v, 0, 100000)) {
-				cli_usage("eval", "--shots needs a row count (0 or more)");
-				goto out;
-			}
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
-			if (r < 0 || cli_parse_format(&fmt, v, 0)) {
-				cli_usage("eval", "--format must be table or json");
-				goto out;
-			}
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--svg", &v))) {
-			if (r < 0) {
-				cli_usage("eval", "--svg needs a file name");
-				goto out;
-			}
-			svg = v;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--json", &v))) {
-			if (r < 0) {
-				cli_usage("eval", "--json needs a file name");
-				goto out;
-			}
-			json_out = v;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--rows", &v))) {
-			if (r < 0) {
-				cli_usage("eval", "--rows needs a file name");
-				goto out;
-			}
-			rows_out = v;
-			continue;
-		}
-		if (argv[i][0] == '-' && argv[i][1]) {
-			cli_usage("eval", "unknown option '%s'", argv[i]);
-			goto out;
-		}
-		files[n_files++] = argv[i];
+	cli_args files = { 0 };
+	static const char *const protocols[] = { "random", "lomo", "cross-hw", "lomachine", NULL };
+	static const char *const formats[] = { "table", "json", NULL };
+	const cli_opt_spec specs[] = {
+		CLI_OPT(CLI_OPT_ARGS, "DATA.csv", NULL, &files,
+		        "measured rows (abacus profile, docs/DATASET.md)", .flags = CLI_OPT_REQUIRED),
+		CLI_OPT(CLI_OPT_CHOICE, "--protocol", NULL, &proto_i,
+		        "how rows are held out (above; default random)", .choices = protocols),
+		CLI_OPT(CLI_OPT_CHOICE, "--format", NULL, &fmt_i,
+		        "table (default) or json", .choices = formats),
+		CLI_OPT(CLI_OPT_STRING, "--machines", "LIST", &machines_arg,
+		        "machine profiles (abacus calibrate --out), files or directories of *.machine,\n"
+		        "comma-separated (default for lomachine: data/machines)"),
+		CLI_OPT(CLI_OPT_I64, "--shots", "K", &shots,
+		        "lomachine few-shot: K rows of the held-out machine (one per network first) refit\n"
+		        "its time factor and are not scored (default 0: zero-shot)", .min = 0, .max = 100000),
+		CLI_OPT(CLI_OPT_STRING, "--svg", "FILE", &svg,
+		        "draw predicted against measured time and memory, and the per-network errors"),
+		CLI_OPT(CLI_OPT_STRING, "--json", "FILE", &json_out,
+		        "also write the report as JSON (what --format json prints), from the same run"),
+		CLI_OPT(CLI_OPT_STRING, "--rows", "FILE", &rows_out,
+		        "write every scored row as CSV: its dataset line and configuration, measured and\n"
+		        "predicted time (with the row's speed index, and raw) and memory, and the analytic\n"
+		        "estimates alone"),
+		CLI_TRAIN_OPT_SPECS(o),
+		CLI_OPT_TABLE_END
+	};
+	int rc = cli_opt_parse(specs, "eval", description, argc, argv);
+	if (rc) {
+		free(files.v);
+		return rc < 0 ? CLI_OK : rc;
 	}
-	if (!n_files) {
-		cli_usage("eval", "needs at least one DATA.csv");
-		goto out;
-	}
+	abacus_eval_protocol proto = proto_i == 1   ? ABACUS_EVAL_LOMO
+	                             : proto_i == 2 ? ABACUS_EVAL_CROSS_HW
+	                             : proto_i == 3 ? ABACUS_EVAL_LOMACHINE
+	                                            : ABACUS_EVAL_RANDOM;
+	cli_format fmt = fmt_i ? FMT_JSON : FMT_TABLE;
+	char **file_list = files.v;
+	size_t n_files = files.n;
+	rc = CLI_USAGE;
 	if (shots && proto != ABACUS_EVAL_LOMACHINE) {
 		rc = cli_usage("eval", "--shots is for --protocol lomachine");
 		goto out;
@@ -323,7 +265,7 @@ int cmd_eval(int argc, char **argv)
 	o.shots = (int)shots;
 	abacus_dataset **sets;
 	size_t n;
-	if ((rc = cli_load_datasets(&sets, &n, files, n_files)))
+	if ((rc = cli_load_datasets(&sets, &n, file_list, n_files)))
 		goto out;
 	abacus_error err;
 	abacus_eval *ev = NULL;
@@ -406,6 +348,6 @@ free_sets:
 	free(sets);
 out:
 	cli_free_machines(machines, n_machines);
-	free(files);
+	free(files.v);
 	return rc;
 }

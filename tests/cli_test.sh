@@ -107,7 +107,7 @@ cmp -s /tmp/abacus_cli_json.$$ /tmp/abacus_cli_json2.$$ && ok "eval --json FILE 
 grep -q "^protocol random" /tmp/abacus_cli_out.$$ && ok "eval --json keeps the table" || bad "eval --json keeps the table"
 expect_rc "eval --json unwritable" 1 $A eval tests/data/small.csv --rounds 5 --json /nonexistent/dir/e.json
 expect_rc "eval --json without a file" 2 $A eval tests/data/small.csv --json
-grep -q "needs a file name" /tmp/abacus_cli_err.$$ && ok "eval --json without a file: message" || bad "eval --json without a file: message"
+grep -q "json needs a value (--json FILE)" /tmp/abacus_cli_err.$$ && ok "eval --json without a file: message" || bad "eval --json without a file: message"
 rm -f /tmp/abacus_cli_json.$$ /tmp/abacus_cli_json2.$$
 expect_rc "eval lomo" 0 $A eval tests/data/small.csv --rounds 30 --protocol lomo
 # Leave-one-machine-out on three synthetic machines (tests/data/machines: small.csv's rows and rates x 1, 2, 0.5).

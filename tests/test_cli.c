@@ -2,6 +2,7 @@
  * test_cli.c — the command line's own parsers, called directly (the test binary links cli/ but main.c).
  */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "../cli/cli.h"
 #include "tests.h"
@@ -33,5 +34,80 @@ void test_cli_parse_bytes(void)
 			fprintf(stderr, "  '%s' was accepted as %lld\n", bad[i], (long long)v);
 		CHECK_EQ_I64(rc, -1);
 		CHECK_EQ_I64(v, 77);
+	}
+}
+
+/* The option tables (cli/opt.c): every kind of entry parses into its target, `--name=value` and `--name
+ * value` alike, positional arguments are collected (also after `--`), and each wrong input is a usage error
+ * that leaves the run (unknown option, missing or invalid value, out of range, a required one absent). */
+typedef struct opt_targets {
+	int sw, i, choice;
+	int64_t i64, bytes;
+	uint64_t u64;
+	double d;
+	const char *s;
+	cli_args args;
+} opt_targets;
+
+static int parse_with(opt_targets *t, int argc, const char *const *argv)
+{
+	static const char *const colours[] = { "red", "green", "blue", NULL };
+	memset(t, 0, sizeof *t);
+	const cli_opt_spec specs[] = {
+		CLI_OPT(CLI_OPT_ARGS, "FILE", NULL, &t->args, "inputs", .flags = CLI_OPT_REQUIRED),
+		CLI_OPT(CLI_OPT_SWITCH, "--fast", NULL, &t->sw, "a switch"),
+		CLI_OPT(CLI_OPT_INT, "--n", "N", &t->i, "an int", .min = 1, .max = 10),
+		CLI_OPT(CLI_OPT_I64, "--big", "N", &t->i64, "an int64", .min = -5, .max = 9.3e18),
+		CLI_OPT(CLI_OPT_U64, "--seed", "N", &t->u64, "a seed", .min = 0, .max = 9.3e18),
+		CLI_OPT(CLI_OPT_DOUBLE, "--eta", "X", &t->d, "a rate", .min = 0, .max = 1),
+		CLI_OPT(CLI_OPT_CHOICE, "--colour", NULL, &t->choice, "a colour", .choices = colours),
+		CLI_OPT(CLI_OPT_BYTES, "--mem", "SIZE", &t->bytes, "a size"),
+		CLI_OPT(CLI_OPT_STRING, "--out", "FILE", &t->s, "a file", .flags = CLI_OPT_REQUIRED),
+		CLI_OPT_TABLE_END
+	};
+	return cli_opt_parse(specs, "test", "a test table", argc, (char **)argv);
+}
+
+void test_cli_opt_table(void);
+void test_cli_opt_table(void)
+{
+	opt_targets t;
+	const char *ok[] = { "x", "a.csv", "--fast", "--n", "7", "--big=-5", "--seed", "9000000000000000000", "--eta=0.25",
+	                     "--colour", "blue", "--mem", "2GiB", "--out=o.bin", "b.csv", "--", "--c.csv" };
+	CHECK_EQ_I64(parse_with(&t, (int)(sizeof ok / sizeof ok[0]), ok), 0);
+	CHECK_EQ_I64(t.sw, 1);
+	CHECK_EQ_I64(t.i, 7);
+	CHECK_EQ_I64(t.i64, -5);
+	CHECK(t.u64 == 9000000000000000000ULL);
+	CHECK(t.d == 0.25);
+	CHECK_EQ_I64(t.choice, 2);
+	CHECK_EQ_I64(t.bytes, 2147483648LL);
+	CHECK(t.s && !strcmp(t.s, "o.bin"));
+	CHECK_EQ_I64(t.args.n, 3);
+	if (t.args.n == 3) {
+		CHECK(!strcmp(t.args.v[0], "a.csv"));
+		CHECK(!strcmp(t.args.v[1], "b.csv"));
+		CHECK(!strcmp(t.args.v[2], "--c.csv"));
+	}
+	free(t.args.v);
+	static const struct { int argc; const char *argv[4]; } bad[] = {
+		{ 3, { "x", "a", "--out" } },                  /* a missing value */
+		{ 2, { "x", "--out=o" } },                     /* no positional argument, one required */
+		{ 2, { "x", "a" } },                           /* --out required */
+		{ 4, { "x", "a", "--out=o", "--nope" } },      /* unknown option */
+		{ 4, { "x", "a", "--out=o", "--n=11" } },      /* out of range */
+		{ 4, { "x", "a", "--out=o", "--n=3x" } },      /* not a number */
+		{ 4, { "x", "a", "--out=o", "--eta=0" } },     /* a rate must be above 0 */
+		{ 4, { "x", "a", "--out=o", "--colour=pink" } },
+		{ 4, { "x", "a", "--out=o", "--mem=lots" } },
+		{ 4, { "x", "a", "--out=o", "--fast=1" } },    /* a switch takes no value */
+		{ 4, { "x", "a", "--out=o", "--seed=-1" } },
+	};
+	for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+		int rc = parse_with(&t, bad[k].argc, bad[k].argv);
+		if (rc != CLI_USAGE)
+			fprintf(stderr, "  bad case %zu parsed (rc %d)\n", k, rc);
+		CHECK_EQ_I64(rc, CLI_USAGE);
+		free(t.args.v);
 	}
 }
