@@ -59,26 +59,45 @@ typedef struct cli_graph_opts {
 	size_t n_inputs;
 	cli_format fmt;
 	const char *model, *hw, *svg;  /* --model, --hw, --svg where the command accepts them */
+	cli_args files;                /* the positional arguments, while parsing */
 	char model_path[4096];         /* the bundled predictor's path when --model is not given */
 } cli_graph_opts;
 
-/* Which shared options a command accepts beside --batch, --input, --optimizer, --strict, --format. */
-enum { CLI_ACCEPT_CSV = 1, CLI_ACCEPT_MODEL = 2, CLI_ACCEPT_HW = 4, CLI_ACCEPT_SVG = 8 };
-/* A command's own options: returns 1 when argv[*i] was one (consuming its value), 0 when not, or
- * CLI_USAGE negated after printing a usage error. */
-typedef int (*cli_extra_fn)(void *ctx, const char *cmd, int argc, char **argv, int *i);
-/* Parses `cmd GRAPH [options]`. Returns -1 when the command should go on, else the exit code to return
- * (CLI_OK after --help, CLI_USAGE after a usage error, already printed). With CLI_ACCEPT_MODEL and no
- * --model, o->model is the bundled predictor (cli_default_model). */
-int cli_parse_graph_args(cli_graph_opts *o, const char *cmd, const char *help, unsigned accept, int argc,
-                         char **argv, cli_extra_fn extra, void *ctx);
+/* Parsers of the graph commands' shared options, for their option tables (opt.h): --input NAME=DIMS into a
+ * cli_graph_opts, --optimizer into an abacus_optimizer, --runtime into a const char *, --format into a
+ * cli_format (table|json, or table|csv|json). */
+int cli_input_opt(void *target, const char *v, const char *cmd);
+int cli_optimizer_opt(void *target, const char *v, const char *cmd);
+int cli_runtime_opt(void *target, const char *v, const char *cmd);
+int cli_format_opt(void *target, const char *v, const char *cmd);
+int cli_format_csv_opt(void *target, const char *v, const char *cmd);
+/* The options every graph command shares, as entries of its table: the graph file, --batch, --input,
+ * --optimizer, --runtime, --strict. */
+#define CLI_GRAPH_OPT_SPECS(o)                                                                                  \
+	CLI_OPT(CLI_OPT_ARGS, "GRAPH", NULL, &(o).files, "an ONNX graph (weights may be stripped: dims and types are enough)", \
+	        .flags = CLI_OPT_REQUIRED | CLI_OPT_SINGLE),                                                        \
+	CLI_OPT(CLI_OPT_I64, "--batch", "N", &(o).cfg.batch, "value of every dynamic batch dimension (default 1)", \
+	        .min = 1, .max = 1099511627776.0),                                                                  \
+	CLI_OPT(CLI_OPT_FUNC, "--input", "NAME=DIMS", &(o),                                                         \
+	        "shape of a graph input, e.g. input=1x3x96x96 (NAME= may be omitted for the first)",                 \
+	        .func = cli_input_opt),                                                                             \
+	CLI_OPT(CLI_OPT_FUNC, "--optimizer", "sgd|adam", &(o).cfg.optimizer,                                        \
+	        "sgd (SGD with momentum, default) or adam: sets the optimizer state in memory", .func = cli_optimizer_opt), \
+	CLI_OPT(CLI_OPT_FUNC, "--runtime", "NAME", &(o).cfg.runtime,                                                \
+	        "the runtime whose kernels and training step are priced (default torch-1.13.1,\n"                 \
+	        "the only one this version knows)", .func = cli_runtime_opt),                                       \
+	CLI_OPT(CLI_OPT_SWITCH, "--strict", NULL, &(o).cfg.strict,                                                  \
+	        "fail on ops that are not in the op table instead of counting them as 'other'")
+/* Parses `cmd GRAPH [options]` with `specs` (which include CLI_GRAPH_OPT_SPECS(*o)). Returns -1 when the
+ * command should go on, else the exit code to return (CLI_OK after --help, CLI_USAGE after a usage error,
+ * already printed). A table with --model and no --model given: o->model is the bundled predictor. */
+int cli_graph_parse(cli_graph_opts *o, const cli_opt_spec *specs, const char *cmd, const char *description, int argc,
+                    char **argv);
 /* Loads o->file and analyses it at o->cfg; on failure prints the error, frees what it made and returns
  * CLI_FAIL. */
 int cli_analyze(abacus_graph **g, abacus_analysis **a, const cli_graph_opts *o);
 void cli_graph_opts_init(cli_graph_opts *o);
-/* Consumes --batch, --input, --optimizer, --strict at argv[*i]; 1 consumed, 0 not ours, <0 usage error
- * (already printed). */
-int cli_graph_opt(cli_graph_opts *o, const char *cmd, int argc, char **argv, int *i);
+
 
 void json_str(FILE *f, const char *s);
 void fmt_dims(char *buf, size_t len, int rank, const int64_t *dims);

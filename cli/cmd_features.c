@@ -8,15 +8,10 @@
 #include "cli.h"
 #include "svg.h"
 
-static const char help[] =
-	"usage: abacus features FILE [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam]\n"
-	"                       [--format table|json] [--nonzero]\n"
-	"\n"
+static const char description[] =
 	"Prints the feature vector the predictor sees for this graph and configuration, one named column\n"
 	"per line: the configuration, analytic totals, the simulated memory, per-category aggregates and the\n"
-	"network structural matrix (log1p of edge counts between operator categories).\n"
-	"  --nonzero   print only the columns that are not zero (table format)\n"
-	"  --svg FILE  draw the network structural matrix as a heat map\n";
+	"network structural matrix (log1p of edge counts between operator categories).\n";
 
 /* The NSM columns are named nsm_<from>_to_<to>; the heat map recovers the category order from them. */
 static int write_nsm_svg(const char *path, const char *graph, const double *x, size_t n)
@@ -57,22 +52,19 @@ static int write_nsm_svg(const char *path, const char *graph, const double *x, s
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-static int nonzero_opt(void *ctx, const char *cmd, int argc, char **argv, int *i)
-{
-	(void)cmd;
-	(void)argc;
-	if (strcmp(argv[*i], "--nonzero"))
-		return 0;
-	*(int *)ctx = 1;
-	return 1;
-}
-
 int cmd_features(int argc, char **argv)
 {
 	cli_graph_opts o;
 	int nonzero = 0;
 	cli_graph_opts_init(&o);
-	int rc = cli_parse_graph_args(&o, "features", help, CLI_ACCEPT_SVG, argc, argv, nonzero_opt, &nonzero);
+	const cli_opt_spec specs[] = {
+		CLI_GRAPH_OPT_SPECS(o),
+		CLI_OPT(CLI_OPT_FUNC, "--format", "table|json", &o.fmt, "table (default) or json", .func = cli_format_opt),
+		CLI_OPT(CLI_OPT_SWITCH, "--nonzero", NULL, &nonzero, "print only the columns that are not zero (table format)"),
+		CLI_OPT(CLI_OPT_STRING, "--svg", "FILE", &o.svg, "draw the network structural matrix as a heat map"),
+		CLI_OPT_TABLE_END
+	};
+	int rc = cli_graph_parse(&o, specs, "features", description, argc, argv);
 	if (rc >= 0)
 		return rc;
 	abacus_error err;

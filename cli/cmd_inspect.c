@@ -8,23 +8,11 @@
 #include "cli.h"
 #include "svg.h"
 
-static const char help[] =
-	"usage: abacus inspect FILE [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam]\n"
-	"                      [--runtime NAME] [--format table|csv|json] [--strict] [--svg FILE]\n"
-	"\n"
+static const char description[] =
 	"Loads an ONNX graph (weights may be stripped), resolves every shape at the given batch and input\n"
 	"sizes, and prints one row per compute layer (name, op, category, output shape, parameters, forward\n"
 	"and backward FLOPs, output bytes), the totals, the memory of one training iteration, and unknown ops.\n"
-	"A multiply-add counts as 2 FLOPs.\n"
-	"\n"
-	"  --batch N            value of every dynamic batch dimension (default 1)\n"
-	"  --input NAME=DIMS    shape of a graph input, e.g. input=1x3x96x96 (NAME= may be omitted for the first)\n"
-	"  --optimizer OPT      sgd (SGD with momentum, default) or adam: sets the optimizer state in memory\n"
-	"  --runtime NAME       the runtime whose kernels and training step are priced (default torch-1.13.1,\n"
-	"                       the only one this version knows)\n"
-	"  --format FMT         table (default), csv (layers only) or json\n"
-	"  --strict             fail on ops that are not in the op table instead of counting them as 'other'\n"
-	"  --svg FILE           draw the layers with the most compute and the most saved activation memory\n";
+	"A multiply-add counts as 2 FLOPs.\n";
 
 /* Bars of the 25 layers with the most forward+backward FLOPs and with the most saved activations. */
 static int write_svg(const char *path, const char *file, const abacus_analysis *a, int64_t batch)
@@ -224,7 +212,15 @@ int cmd_inspect(int argc, char **argv)
 {
 	cli_graph_opts o;
 	cli_graph_opts_init(&o);
-	int rc = cli_parse_graph_args(&o, "inspect", help, CLI_ACCEPT_CSV | CLI_ACCEPT_SVG, argc, argv, NULL, NULL);
+	const cli_opt_spec specs[] = {
+		CLI_GRAPH_OPT_SPECS(o),
+		CLI_OPT(CLI_OPT_FUNC, "--format", "table|csv|json", &o.fmt, "table (default), csv (layers only) or json",
+		        .func = cli_format_csv_opt),
+		CLI_OPT(CLI_OPT_STRING, "--svg", "FILE", &o.svg,
+		        "draw the layers with the most compute and the most saved activation memory"),
+		CLI_OPT_TABLE_END
+	};
+	int rc = cli_graph_parse(&o, specs, "inspect", description, argc, argv);
 	if (rc >= 0)
 		return rc;
 	abacus_graph *g;

@@ -14,20 +14,11 @@
 #include "cli.h"
 #include "svg.h"
 
-static const char help[] =
-	"usage: abacus plan GRAPH [--mem SIZE] [--hw ID] [--optimizer sgd|adam] [--samples N] [--input NAME=DIMS]\n"
-	"                   [--model FILE] [--max-batch N] [--format table|json] [--svg FILE]\n"
-	"\n"
+static const char description[] =
 	"Finds the largest batch whose predicted peak memory, at the upper end of its 90 % interval, fits in\n"
 	"SIZE, and prints batch sizes around it with predicted time per iteration, throughput and time per\n"
 	"epoch of N samples, and a verdict: fits (upper end within the budget), risky (the prediction fits,\n"
-	"the upper end does not), does not fit.\n"
-	"  --mem SIZE       memory budget: bytes or with a unit (512MiB, 16GiB, 8G, 2.5GB); default: this\n"
-	"                   machine's available memory (MemAvailable)\n"
-	CLI_BYTES_HELP("                   ")
-	"  --samples N      samples per epoch (default 50000)\n"
-	"  --max-batch N    largest batch considered (default 65536)\n"
-	"  --svg FILE       draw memory against batch with the budget line\n";
+	"the upper end does not), does not fit.\n";
 
 static int64_t mem_available(void)
 {
@@ -103,47 +94,48 @@ static int write_svg(const char *path, const char *graph, const point *pts, int 
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-typedef struct plan_opts {
-	int64_t budget, samples, max_batch;
-} plan_opts;
-
-static int plan_opt(void *ctx, const char *cmd, int argc, char **argv, int *i)
+/* plan chooses the batch itself: --batch is refused with a pointer to what bounds it. */
+static int refuse_batch(void *target, const char *v, const char *cmd)
 {
-	plan_opts *p = ctx;
-	const char *v;
-	int r;
-	if (!strcmp(argv[*i], "--batch") || !strncmp(argv[*i], "--batch=", 8))
-		return -cli_usage(cmd, "plan chooses the batch; use --max-batch to bound it");
-	if ((r = cli_opt(argc, argv, i, "--mem", &v))) {
-		if (r < 0 || cli_parse_bytes(&p->budget, v))
-			return -cli_usage(cmd, "--mem needs a positive size such as 16GiB or 512MiB, got '%s'", r < 0 ? "" : v);
-		return 1;
-	}
-	if ((r = cli_opt(argc, argv, i, "--samples", &v))) {
-		if (r < 0 || cli_parse_i64(&p->samples, v, 1, INT64_MAX / 2))
-			return -cli_usage(cmd, "--samples needs a positive integer");
-		return 1;
-	}
-	if ((r = cli_opt(argc, argv, i, "--max-batch", &v))) {
-		if (r < 0 || cli_parse_i64(&p->max_batch, v, 1, (int64_t)1 << 30))
-			return -cli_usage(cmd, "--max-batch needs a positive integer (batch 0 is not a batch)");
-		return 1;
-	}
-	return 0;
+	(void)target;
+	(void)v;
+	return cli_usage(cmd, "plan chooses the batch; use --max-batch to bound it"), -2;
 }
 
 int cmd_plan(int argc, char **argv)
 {
 	cli_graph_opts o;
-	plan_opts po = { -1, 50000, 65536 };
+	int64_t budget = -1, samples = 50000, max_batch = 65536;
 	cli_graph_opts_init(&o);
-	int prc = cli_parse_graph_args(&o, "plan", help, CLI_ACCEPT_MODEL | CLI_ACCEPT_HW | CLI_ACCEPT_SVG, argc, argv,
-	                               plan_opt, &po);
+	cli_opt_spec specs[] = {
+		CLI_GRAPH_OPT_SPECS(o),
+		CLI_OPT(CLI_OPT_BYTES, "--mem", "SIZE", &budget,
+		        "memory budget: bytes or with a unit (512MiB, 16GiB, 8G, 2.5GB); default: this\n"
+		        "machine's available memory (MemAvailable)\n"
+		        "units: KB MB GB TB are SI (2.5GB = 2.5e9 bytes); KiB MiB GiB TiB and a bare\n"
+		        "K M G T are binary (2GiB = 2G = 2 x 2^30 bytes)"),
+		CLI_OPT(CLI_OPT_I64, "--samples", "N", &samples, "samples per epoch (default 50000)", .min = 1, .max = 4.6e18),
+		CLI_OPT(CLI_OPT_I64, "--max-batch", "N", &max_batch, "largest batch considered (default 65536)", .min = 1,
+		        .max = 1073741824.0),
+		CLI_OPT(CLI_OPT_STRING, "--hw", "ID", &o.hw, "hardware id the predictor was trained on (cpu1, cpu2)"),
+		CLI_OPT(CLI_OPT_STRING, "--model", "FILE", &o.model, "a predictor bundle (abacus train; default: the bundled one)"),
+		CLI_OPT(CLI_OPT_FUNC, "--format", "table|json", &o.fmt, "table (default) or json", .func = cli_format_opt),
+		CLI_OPT(CLI_OPT_STRING, "--svg", "FILE", &o.svg, "draw memory against batch with the budget line"),
+		CLI_OPT_TABLE_END
+	};
+	/* The shared --batch entry refuses (the table keeps it so that the usage line stays the shared one). */
+	for (cli_opt_spec *sp = specs; sp->type != CLI_OPT_END; sp++)
+		if (!strcmp(sp->name, "--batch")) {
+			sp->type = CLI_OPT_FUNC;
+			sp->func = refuse_batch;
+			sp->help = NULL;
+			sp->flags |= CLI_OPT_NO_USAGE;
+		}
+	int prc = cli_graph_parse(&o, specs, "plan", description, argc, argv);
 	if (prc >= 0)
 		return prc;
 	cli_format fmt = o.fmt;
 	const char *model = o.model, *hw = o.hw, *svg = o.svg;
-	int64_t budget = po.budget, samples = po.samples, max_batch = po.max_batch;
 	if (budget < 0 && (budget = mem_available()) < 0)
 		return cli_usage("plan", "cannot read MemAvailable from /proc/meminfo; give --mem SIZE");
 	abacus_error err;

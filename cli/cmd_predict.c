@@ -9,53 +9,35 @@
 
 #include "cli.h"
 
-static const char help[] =
-	"usage: abacus predict GRAPH [--batch N] [--input NAME=DIMS] [--optimizer sgd|adam] [--hw ID]\n"
-	"                      [--machine FILE] [--model FILE] [--calib SECONDS] [--format table|json]\n"
-	"\n"
+static const char description[] =
 	"Predicts the time of one training iteration and its peak memory, each with a 90 % interval from\n"
 	"cross-validated residuals. Without --model it uses the bundled predictor (data/predictor.abacus,\n"
-	"trained on the committed dataset; $ABACUS_MODEL overrides it).\n"
-	"  --hw ID          hardware id the predictor was trained on (cpu1 = 1 thread, cpu2 = 2 threads)\n"
-	"  --machine FILE   a machine profile (abacus calibrate --out FILE): time priced from that machine's\n"
-	"                   measured rates by the predictor's profile-mode model (and its 'abacus adapt'\n"
-	"                   factor), for any machine, also one no training row came from; replaces --hw\n"
-	"  --calib SECONDS  this machine's speed index now (docs/PROTOCOL.md reference workload); default: the\n"
-	"                   training data's median for --hw, or with --machine the profile's own\n";
-
-typedef struct predict_extra {
-	double calib;
-	const char *machine;
-} predict_extra;
-
-static int extra_opt(void *ctx, const char *cmd, int argc, char **argv, int *i)
-{
-	predict_extra *x = ctx;
-	const char *v;
-	int r = cli_opt(argc, argv, i, "--machine", &v);
-	if (r) {
-		if (r < 0)
-			return -cli_usage(cmd, "--machine needs a profile file (abacus calibrate --out FILE)");
-		x->machine = v;
-		return 1;
-	}
-	r = cli_opt(argc, argv, i, "--calib", &v);
-	if (r == 0)
-		return 0;
-	char *end;
-	double c = r < 0 ? 0 : strtod(v, &end);
-	if (r < 0 || *end || !(c > 0 && c < 1e6))
-		return -cli_usage(cmd, "--calib needs a positive number of seconds");
-	x->calib = c;
-	return 1;
-}
+	"trained on the committed dataset; $ABACUS_MODEL overrides it).\n";
 
 int cmd_predict(int argc, char **argv)
 {
 	cli_graph_opts o;
-	predict_extra x = { 0, NULL };
+	struct {
+		double calib;
+		const char *machine;
+	} x = { 0, NULL };
 	cli_graph_opts_init(&o);
-	int rc = cli_parse_graph_args(&o, "predict", help, CLI_ACCEPT_MODEL | CLI_ACCEPT_HW, argc, argv, extra_opt, &x);
+	const cli_opt_spec specs[] = {
+		CLI_GRAPH_OPT_SPECS(o),
+		CLI_OPT(CLI_OPT_STRING, "--hw", "ID", &o.hw,
+		        "hardware id the predictor was trained on (cpu1 = 1 thread, cpu2 = 2 threads)"),
+		CLI_OPT(CLI_OPT_STRING, "--machine", "FILE", &x.machine,
+		        "a machine profile (abacus calibrate --out FILE): time priced from that machine's\n"
+		        "measured rates by the predictor's profile-mode model (and its 'abacus adapt'\n"
+		        "factor), for any machine, also one no training row came from; replaces --hw"),
+		CLI_OPT(CLI_OPT_STRING, "--model", "FILE", &o.model, "a predictor bundle (abacus train; default: the bundled one)"),
+		CLI_OPT(CLI_OPT_DOUBLE, "--calib", "SECONDS", &x.calib,
+		        "this machine's speed index now (docs/PROTOCOL.md reference workload); default: the\n"
+		        "training data's median for --hw, or with --machine the profile's own", .min = 0, .max = 1e6),
+		CLI_OPT(CLI_OPT_FUNC, "--format", "table|json", &o.fmt, "table (default) or json", .func = cli_format_opt),
+		CLI_OPT_TABLE_END
+	};
+	int rc = cli_graph_parse(&o, specs, "predict", description, argc, argv);
 	if (rc >= 0)
 		return rc;
 	double calib = x.calib;

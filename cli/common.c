@@ -82,58 +82,56 @@ void cli_graph_opts_init(cli_graph_opts *o)
 	o->cfg = init;
 }
 
-int cli_graph_opt(cli_graph_opts *o, const char *cmd, int argc, char **argv, int *i)
+int cli_input_opt(void *target, const char *v, const char *cmd)
 {
-	const char *v;
-	int r;
+	cli_graph_opts *o = target;
 	abacus_error err;
-	if ((r = cli_opt(argc, argv, i, "--batch", &v))) {
-		if (r < 0 || cli_parse_i64(&o->cfg.batch, v, 1, (int64_t)1 << 40))
-			return -cli_usage(cmd, "--batch needs a positive integer, got '%s'", r < 0 ? "" : v);
-		return 1;
-	}
-	if ((r = cli_opt(argc, argv, i, "--input", &v))) {
-		if (r < 0)
-			return -cli_usage(cmd, "--input needs NAME=DIMS or DIMS");
-		if (o->n_inputs == sizeof o->inputs / sizeof o->inputs[0])
-			return -cli_usage(cmd, "too many --input options");
-		/* argv strings are writable: NAME=DIMS is split in place, so the name outlives the command. */
-		char *w = (char *)v, *eq = strchr(w, '=');
-		abacus_input_shape *in = &o->inputs[o->n_inputs];
-		if (eq)
-			*eq = '\0';
-		if (abacus_parse_dims(in, eq ? eq + 1 : w, &err))
-			return -cli_usage(cmd, "--input %s: %s", eq ? eq + 1 : w, err.msg);
-		in->name = eq ? w : NULL;
-		o->n_inputs++;
-		o->cfg.inputs = o->inputs;
-		o->cfg.n_inputs = o->n_inputs;
-		return 1;
-	}
-	if ((r = cli_opt(argc, argv, i, "--optimizer", &v))) {
-		if (r < 0 || abacus_parse_optimizer(&o->cfg.optimizer, v, &err))
-			return -cli_usage(cmd, "--optimizer must be sgd or adam");
-		return 1;
-	}
-	if (!strcmp(argv[*i], "--strict")) {
-		o->cfg.strict = 1;
-		return 1;
-	}
-	if ((r = cli_opt(argc, argv, i, "--runtime", &v))) {
-		size_t k = 0;
-		while (r > 0 && abacus_runtime_name(k) && strcmp(abacus_runtime_name(k), v))
-			k++;
-		if (r < 0 || !abacus_runtime_name(k)) {
-			char known[256] = "";
-			for (size_t j = 0; abacus_runtime_name(j); j++)
-				snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", j ? ", " : "",
-				         abacus_runtime_name(j));
-			return -cli_usage(cmd, "--runtime must be one of: %s (got '%s')", known, r < 0 ? "" : v);
-		}
-		o->cfg.runtime = abacus_runtime_name(k);
-		return 1;
-	}
+	if (o->n_inputs == sizeof o->inputs / sizeof o->inputs[0])
+		return cli_usage(cmd, "too many --input options"), -2;
+	/* argv strings are writable: NAME=DIMS is split in place, so the name outlives the command. */
+	char *w = (char *)v, *eq = strchr(w, '=');
+	abacus_input_shape *in = &o->inputs[o->n_inputs];
+	if (eq)
+		*eq = '\0';
+	if (abacus_parse_dims(in, eq ? eq + 1 : w, &err))
+		return cli_usage(cmd, "--input %s: %s", eq ? eq + 1 : w, err.msg), -2;
+	in->name = eq ? w : NULL;
+	o->n_inputs++;
+	o->cfg.inputs = o->inputs;
+	o->cfg.n_inputs = o->n_inputs;
 	return 0;
+}
+
+int cli_optimizer_opt(void *target, const char *v, const char *cmd)
+{
+	abacus_error err;
+	(void)cmd;
+	return abacus_parse_optimizer(target, v, &err) ? -1 : 0;
+}
+
+int cli_runtime_opt(void *target, const char *v, const char *cmd)
+{
+	char known[256] = "";
+	for (size_t k = 0; abacus_runtime_name(k); k++) {
+		if (!strcmp(abacus_runtime_name(k), v)) {
+			*(const char **)target = abacus_runtime_name(k);
+			return 0;
+		}
+		snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "", abacus_runtime_name(k));
+	}
+	return cli_usage(cmd, "--runtime must be one of: %s (got '%s')", known, v), -2;
+}
+
+int cli_format_opt(void *target, const char *v, const char *cmd)
+{
+	(void)cmd;
+	return cli_parse_format(target, v, 0) ? -1 : 0;
+}
+
+int cli_format_csv_opt(void *target, const char *v, const char *cmd)
+{
+	(void)cmd;
+	return cli_parse_format(target, v, 1) ? -1 : 0;
 }
 
 void json_str(FILE *f, const char *s)
@@ -278,55 +276,25 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
 	free(v);
 }
 
-int cli_parse_graph_args(cli_graph_opts *o, const char *cmd, const char *help, unsigned accept, int argc,
-                         char **argv, cli_extra_fn extra, void *ctx)
+int cli_graph_parse(cli_graph_opts *o, const cli_opt_spec *specs, const char *cmd, const char *description, int argc,
+                    char **argv)
 {
-	static const struct { unsigned flag; const char *name; const char *what; } named[] = {
-		{ CLI_ACCEPT_MODEL, "--model", "a predictor bundle file" },
-		{ CLI_ACCEPT_HW, "--hw", "a hardware id such as cpu1" },
-		{ CLI_ACCEPT_SVG, "--svg", "a file name" },
-	};
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int r;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(help, stdout);
-			return CLI_OK;
+	int rc = cli_opt_parse(specs, cmd, description, argc, argv);
+	char *file = o->files.n ? o->files.v[0] : NULL;
+	size_t n = o->files.n;
+	free(o->files.v);
+	o->files.v = NULL;
+	if (rc)
+		return rc < 0 ? CLI_OK : rc;
+	if (n != 1)
+		return cli_usage(cmd, "only one graph file is accepted (got %zu)", n);
+	o->file = file;
+	/* A command that takes --model predicts with the bundled predictor when it is not given. */
+	for (const cli_opt_spec *s = specs; s->type != CLI_OPT_END; s++)
+		if (s->name && !strcmp(s->name, "--model") && !o->model) {
+			cli_default_model(o->model_path, sizeof o->model_path);
+			o->model = o->model_path;
 		}
-		/* The command's own options first: they may refuse a shared one (plan refuses --batch). */
-		if ((extra && (r = extra(ctx, cmd, argc, argv, &i)) != 0) || (r = cli_graph_opt(o, cmd, argc, argv, &i)) != 0) {
-			if (r < 0)
-				return CLI_USAGE;
-			continue;
-		}
-		if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
-			if (r < 0 || cli_parse_format(&o->fmt, v, (accept & CLI_ACCEPT_CSV) != 0))
-				return cli_usage(cmd, "--format must be table%s or json", (accept & CLI_ACCEPT_CSV) ? ", csv" : "");
-			continue;
-		}
-		int taken = 0;
-		for (size_t k = 0; k < sizeof named / sizeof named[0] && !taken; k++) {
-			if (!(accept & named[k].flag) || !(r = cli_opt(argc, argv, &i, named[k].name, &v)))
-				continue;
-			if (r < 0)
-				return cli_usage(cmd, "%s needs %s", named[k].name, named[k].what);
-			*(named[k].flag == CLI_ACCEPT_MODEL ? &o->model : named[k].flag == CLI_ACCEPT_HW ? &o->hw : &o->svg) = v;
-			taken = 1;
-		}
-		if (taken)
-			continue;
-		if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage(cmd, "unknown option '%s'", argv[i]);
-		if (o->file)
-			return cli_usage(cmd, "only one graph file is accepted (got '%s' and '%s')", o->file, argv[i]);
-		o->file = argv[i];
-	}
-	if (!o->file)
-		return cli_usage(cmd, "missing the graph file (an .onnx file)");
-	if ((accept & CLI_ACCEPT_MODEL) && !o->model) {
-		cli_default_model(o->model_path, sizeof o->model_path);
-		o->model = o->model_path;
-	}
 	return -1;
 }
 

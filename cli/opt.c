@@ -39,7 +39,7 @@ static void usage_line(FILE *f, const cli_opt_spec *specs, const char *cmd)
 			value_word(v, sizeof v, s);
 			int req = s->flags & CLI_OPT_REQUIRED;
 			if (s->type == CLI_OPT_ARGS)
-				snprintf(item, sizeof item, req ? "%s..." : "[%s...]", s->name);
+				snprintf(item, sizeof item, req ? "%s%s" : "[%s%s]", s->name, (s->flags & CLI_OPT_SINGLE) ? "" : "...");
 			else
 				snprintf(item, sizeof item, "%s%s%s%s%s", req ? "" : "[", s->name, v[0] ? " " : "", v, req ? "" : "]");
 			int n = (int)strlen(item);
@@ -136,7 +136,7 @@ static int store(const cli_opt_spec *s, const char *cmd, const char *v)
 			return cli_usage(cmd, "%s needs a positive size such as 16GiB, 512MiB or 2.5GB, got '%s'", s->name, v), -1;
 		return 0;
 	case CLI_OPT_FUNC: {
-		int r = s->func(s->target, v);
+		int r = s->func(s->target, v, cmd);
 		if (r == -1)
 			cli_usage(cmd, "%s: '%s' is not a valid %s (see --help)", s->name, v, word[0] ? word : "value");
 		return r ? -1 : 0; /* -2: the function printed its own message */
@@ -177,6 +177,8 @@ int cli_opt_parse(const cli_opt_spec *specs, const char *cmd, const char *descri
 		if (only_args || a[0] != '-' || !a[1]) {
 			if (!pos)
 				return cli_usage(cmd, "unexpected argument '%s'", a);
+			if (pos->n && (args->flags & CLI_OPT_SINGLE))
+				return cli_usage(cmd, "only one %s is accepted (got '%s' and '%s')", args->name, pos->v[0], a);
 			pos->v[pos->n++] = argv[i];
 			continue;
 		}

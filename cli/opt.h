@@ -28,13 +28,14 @@ typedef enum {
 	CLI_OPT_DOUBLE, /* --name X: *(double *)target, finite, within (min, max] */
 	CLI_OPT_CHOICE, /* --name WORD: *(int *)target = the index of WORD in `choices` */
 	CLI_OPT_BYTES,  /* --name SIZE: *(int64_t *)target, a byte count with units (cli_parse_bytes) */
-	CLI_OPT_FUNC,   /* --name VALUE: func(target, VALUE) returns 0, or -1 for an invalid value */
+	CLI_OPT_FUNC,   /* --name VALUE: func(target, VALUE, cmd) returns 0, or -1 for an invalid value */
 	CLI_OPT_ARGS    /* positional arguments, collected into a cli_args (target); `name` is their usage word */
 } cli_opt_type;
 
 enum {
 	CLI_OPT_REQUIRED = 1, /* must be given (an option), or at least one (positional arguments) */
-	CLI_OPT_NO_USAGE = 2  /* left out of the usage line (still in the help text) */
+	CLI_OPT_NO_USAGE = 2, /* left out of the usage line (still in the help text) */
+	CLI_OPT_SINGLE = 4    /* positional arguments: at most one */
 };
 
 typedef struct cli_opt_spec {
@@ -45,7 +46,7 @@ typedef struct cli_opt_spec {
 	const char *help;            /* lines separated by '\n' */
 	double min, max;             /* INT, I64, U64, DOUBLE: accepted range */
 	const char *const *choices;  /* CHOICE: NULL-terminated words */
-	int (*func)(void *target, const char *value);
+	int (*func)(void *target, const char *value, const char *cmd); /* -1: invalid; -2: invalid, said why */
 	unsigned flags;              /* CLI_OPT_* */
 } cli_opt_spec;
 
