@@ -33,6 +33,8 @@ typedef struct cli_isa_cap {
 } cli_isa_cap;
 /* `v` is none, sse41 or avx2: 0 and *out the cap (NULL for none); -1 for anything else. */
 int cli_parse_isa_cap(const cli_isa_cap **out, const char *v);
+/* The same as an option table's parser (opt.h) into a const cli_isa_cap *. */
+int cli_isa_cap_opt(void *target, const char *v, const char *cmd);
 /* Prints "abacus <cmd>: <msg>" and a hint to run --help; returns CLI_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

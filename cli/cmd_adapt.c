@@ -17,20 +17,13 @@
 #include "cli.h"
 
 
-static const char help[] =
-	"usage: abacus adapt --machine FILE ROWS.csv... [--model FILE] [--out FILE] [--root DIR]\n"
-	"       abacus adapt --machine FILE --measure K --rows OUT.csv [--isa-cap none|sse41|avx2]\n"
-	"\n"
+static const char description[] =
 	"Few-shot for a machine: the 'ok' rows of ROWS.csv measured on the machine the profile describes\n"
 	"(its machine id) fit one time factor, the median of measured / predicted time, which is written into\n"
 	"the profile (or --out) as its 'adapt' line; 'abacus predict --machine FILE' applies it. Prints the\n"
 	"rows' error before and after and how long adapting took. The predictor must have the profile-mode\n"
-	"time model (abacus train --machines).\n"
-	"  --measure K   first measure K configurations (at most 20) chosen to cover the zoo's kinds of network\n"
-	"                (MLP, ResNet, MobileNet, VGG, LSTM, Transformer, ...: smallest input, batch 4, sgd) with\n"
-	"                'abacus profile' into --rows, then adapt on them\n"
-	"  --isa-cap     with --measure: the ISA cap the profile was measured under\n"
-	"  --root DIR    directory the rows' graph paths are relative to (default .)\n";
+	"time model (abacus train --machines). Instead of ROWS.csv, --measure K --rows OUT.csv measures K\n"
+	"configurations here first.\n";
 
 /* The networks --measure takes, in order: each next one is a kind of network the earlier ones are not. */
 static const char *const coverage[] = {
@@ -114,59 +107,33 @@ int cmd_adapt(int argc, char **argv)
 	const char *machine = NULL, *model = NULL, *out = NULL, *root = ".", *rows_out = NULL;
 	const cli_isa_cap *cap = NULL;
 	int64_t k_measure = 0;
-	char **files = calloc((size_t)argc + 1, sizeof *files), mpath[PATH_MAX];
-	size_t n_files = 0;
-	int rc = CLI_USAGE;
-	if (!files)
-		return CLI_FAIL;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int r;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(help, stdout);
-			free(files);
-			return CLI_OK;
-		}
-		const char **slot = NULL;
-		if ((r = cli_opt(argc, argv, &i, "--machine", &v)))
-			slot = &machine;
-		else if ((r = cli_opt(argc, argv, &i, "--model", &v)))
-			slot = &model;
-		else if ((r = cli_opt(argc, argv, &i, "--out", &v)))
-			slot = &out;
-		else if ((r = cli_opt(argc, argv, &i, "--root", &v)))
-			slot = &root;
-		else if ((r = cli_opt(argc, argv, &i, "--rows", &v)))
-			slot = &rows_out;
-		else if ((r = cli_opt(argc, argv, &i, "--isa-cap", &v))) {
-			if (r < 0 || cli_parse_isa_cap(&cap, v)) {
-				cli_usage("adapt", "--isa-cap must be none, sse41 or avx2");
-				goto out;
-			}
-			continue;
-		} else if ((r = cli_opt(argc, argv, &i, "--measure", &v))) {
-			if (r < 0 || cli_parse_i64(&k_measure, v, 1, (int64_t)(sizeof coverage / sizeof coverage[0]))) {
-				cli_usage("adapt", "--measure needs a count from 1 to %zu", sizeof coverage / sizeof coverage[0]);
-				goto out;
-			}
-			continue;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_usage("adapt", "unknown option '%s'", argv[i]);
-			goto out;
-		} else {
-			files[n_files++] = argv[i];
-			continue;
-		}
-		if (r < 0) {
-			cli_usage("adapt", "%s needs a value", argv[i]);
-			goto out;
-		}
-		*slot = v;
+	char mpath[PATH_MAX];
+	cli_args rows_in = { 0 };
+	const cli_opt_spec specs[] = {
+		CLI_OPT(CLI_OPT_ARGS, "ROWS.csv", NULL, &rows_in, "rows measured on the machine the profile describes"),
+		CLI_OPT(CLI_OPT_STRING, "--machine", "FILE", &machine, "the machine's profile ('abacus calibrate --out FILE')",
+		        .flags = CLI_OPT_REQUIRED),
+		CLI_OPT(CLI_OPT_STRING, "--model", "FILE", &model, "a predictor bundle (default: the bundled one)"),
+		CLI_OPT(CLI_OPT_STRING, "--out", "FILE", &out, "write the adapted profile here (default: over --machine)"),
+		CLI_OPT(CLI_OPT_STRING, "--root", "DIR", &root, "directory the rows' graph paths are relative to (default .)"),
+		CLI_OPT(CLI_OPT_I64, "--measure", "K", &k_measure,
+		        "first measure K configurations (at most 20) chosen to cover the zoo's kinds of network\n"
+		        "(MLP, ResNet, MobileNet, VGG, LSTM, Transformer, ...: smallest input, batch 4, sgd) with\n"
+		        "'abacus profile' into --rows, then adapt on them",
+		        .min = 1, .max = (double)(sizeof coverage / sizeof coverage[0])),
+		CLI_OPT(CLI_OPT_STRING, "--rows", "OUT.csv", &rows_out, "with --measure: where the measured rows go"),
+		CLI_OPT(CLI_OPT_FUNC, "--isa-cap", "none|sse41|avx2", &cap,
+		        "with --measure: the ISA cap the profile was measured under", .func = cli_isa_cap_opt),
+		CLI_OPT_TABLE_END
+	};
+	int rc = cli_opt_parse(specs, "adapt", description, argc, argv);
+	char **files = rows_in.v;
+	size_t n_files = rows_in.n;
+	if (rc) {
+		free(files);
+		return rc < 0 ? CLI_OK : rc;
 	}
-	if (!machine) {
-		cli_usage("adapt", "--machine FILE (a profile from 'abacus calibrate --out FILE') is required");
-		goto out;
-	}
+	rc = CLI_USAGE;
 	if (k_measure && !rows_out) {
 		cli_usage("adapt", "--measure needs --rows OUT.csv for the rows it measures");
 		goto out;

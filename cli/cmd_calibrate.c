@@ -15,10 +15,7 @@
 
 #include "cli.h"
 
-static const char help[] =
-	"usage: abacus calibrate [--hw ID] [--model FILE] [--python PATH] [--worker FILE] [--format table|json]\n"
-	"       abacus calibrate --out FILE [--hw ID] [--isa-cap none|sse41|avx2] [--runs N]\n"
-	"\n"
+static const char description[] =
 	"Times the reference workload of docs/PROTOCOL.md (20 × a 256×256 matrix product and one convolution, median\n"
 	"of 7 runs, the median of three such medians) with the threads of --hw (cpu1: 1, cpu2: 2) and the\n"
 	"protocol's environment, and compares it with the median speed index of the predictor's training data\n"
@@ -30,11 +27,7 @@ static const char help[] =
 	"tensors, a recurrent step, batch-norm rows, costly activations and the reference workload, each\n"
 	"forward + backward through PyTorch, --runs passes (default 5, about a minute), and writes the median\n"
 	"rates with their spread. The file names the machine id (collector/machine.py) it was measured on;\n"
-	"when FILE is a directory the profile is written to FILE/<machine id>.machine.\n"
-	"\n"
-	"  --hw ID          cpuN: N threads (default cpu1)\n"
-	"  --isa-cap NAME   emulate an older CPU (sse41, avx2), as 'abacus profile --isa-cap' does\n"
-	"  --runs N         passes over the microbenchmarks (1-50, default 5)\n";
+	"when FILE is a directory the profile is written to FILE/<machine id>.machine.\n";
 
 /* collector/worker.py of the source tree the binary was built in (build/<mode>/abacus → ../../). */
 static int find_worker(char *buf, size_t len)
@@ -139,44 +132,21 @@ int cmd_calibrate(int argc, char **argv)
 	const cli_isa_cap *isa_cap = NULL;
 	int64_t runs = 5;
 	cli_format fmt = FMT_TABLE;
-	for (int i = 1; i < argc; i++) {
-		const char *v;
-		int r;
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(help, stdout);
-			return CLI_OK;
-		}
-		const char **slot = NULL;
-		if ((r = cli_opt(argc, argv, &i, "--hw", &v)))
-			slot = &hw;
-		else if ((r = cli_opt(argc, argv, &i, "--model", &v)))
-			slot = &model;
-		else if ((r = cli_opt(argc, argv, &i, "--python", &v)))
-			slot = &python;
-		else if ((r = cli_opt(argc, argv, &i, "--worker", &v)))
-			slot = &worker;
-		else if ((r = cli_opt(argc, argv, &i, "--out", &v)))
-			slot = &out;
-		else if ((r = cli_opt(argc, argv, &i, "--isa-cap", &v))) {
-			if (r < 0 || cli_parse_isa_cap(&isa_cap, v))
-				return cli_usage("calibrate", "--isa-cap must be none, sse41 or avx2");
-			continue;
-		} else if ((r = cli_opt(argc, argv, &i, "--runs", &v))) {
-			if (r < 0 || cli_parse_i64(&runs, v, 1, 50))
-				return cli_usage("calibrate", "--runs needs an integer from 1 to 50");
-			continue;
-		}
-		else if ((r = cli_opt(argc, argv, &i, "--format", &v))) {
-			if (r < 0 || cli_parse_format(&fmt, v, 0))
-				return cli_usage("calibrate", "--format must be table or json");
-			continue;
-		}
-		if (!slot)
-			return cli_usage("calibrate", "unknown argument '%s'", argv[i]);
-		if (r < 0)
-			return cli_usage("calibrate", "%s needs a value", argv[i]);
-		*slot = v;
-	}
+	const cli_opt_spec specs[] = {
+		CLI_OPT(CLI_OPT_STRING, "--hw", "ID", &hw, "cpuN: N threads (default cpu1)"),
+		CLI_OPT(CLI_OPT_STRING, "--out", "FILE", &out, "measure the machine profile into FILE (or FILE/<machine id>.machine)"),
+		CLI_OPT(CLI_OPT_FUNC, "--isa-cap", "none|sse41|avx2", &isa_cap,
+		        "emulate an older CPU (sse41, avx2), as 'abacus profile --isa-cap' does", .func = cli_isa_cap_opt),
+		CLI_OPT(CLI_OPT_I64, "--runs", "N", &runs, "passes over the microbenchmarks (1-50, default 5)", .min = 1, .max = 50),
+		CLI_OPT(CLI_OPT_STRING, "--model", "FILE", &model, "the predictor whose training data's speed index is compared"),
+		CLI_OPT(CLI_OPT_STRING, "--python", "PATH", &python, "the interpreter (default /usr/bin/python3)"),
+		CLI_OPT(CLI_OPT_STRING, "--worker", "FILE", &worker, "the collector's worker.py (default: the source tree's)"),
+		CLI_OPT(CLI_OPT_FUNC, "--format", "table|json", &fmt, "table (default) or json", .func = cli_format_opt),
+		CLI_OPT_TABLE_END
+	};
+	int prc = cli_opt_parse(specs, "calibrate", description, argc, argv);
+	if (prc)
+		return prc < 0 ? CLI_OK : prc;
 	int64_t threads;
 	if (strncmp(hw, "cpu", 3) || cli_parse_i64(&threads, hw + 3, 1, 1024))
 		return cli_usage("calibrate", "--hw takes cpuN (N threads), got '%s'", hw);

@@ -445,6 +445,13 @@ int cli_parse_isa_cap(const cli_isa_cap **out, const char *v)
 	return -1;
 }
 
+int cli_isa_cap_opt(void *target, const char *v, const char *cmd)
+{
+	if (cli_parse_isa_cap(target, v) == 0)
+		return 0;
+	return cli_usage(cmd, "--isa-cap must be none, sse41 or avx2 (got '%s')", v), -2;
+}
+
 int cli_parse_bytes(int64_t *out, const char *s)
 {
 	char *end;
