@@ -38,9 +38,6 @@ int cli_isa_cap_opt(void *target, const char *v, const char *cmd);
 /* Prints "abacus <cmd>: <msg>" and a hint to run --help; returns CLI_USAGE. */
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Option parsing: `--name value` or `--name=value`. Returns 1 and sets *val when argv[*i] is that
- * option (advancing *i past a separate value), 0 otherwise, -1 when the value is missing. */
-int cli_opt(int argc, char **argv, int *i, const char *name, const char **val);
 int cli_parse_format(cli_format *out, const char *text, int allow_csv);
 int cli_parse_i64(int64_t *out, const char *text, int64_t min, int64_t max);
 /* A byte count, as every command reads one (plan --mem, profile --mem-limit): a number with an optional
@@ -48,10 +45,10 @@ int cli_parse_i64(int64_t *out, const char *text, int64_t min, int64_t max);
  * IEC (2^10 ...), and a bare K, M, G, T is IEC too (as `sort -h` and ulimit read them); "1000000" is
  * bytes. 0 and *out, or -1 (not positive, unknown unit, or beyond int64). */
 int cli_parse_bytes(int64_t *out, const char *text);
-/* The lines of --help that say so, each starting with `ind` (the command's option column). */
-#define CLI_BYTES_HELP(ind) \
-	ind "units: KB MB GB TB are SI (2.5GB = 2.5e9 bytes); KiB MiB GiB TiB and a bare\n" \
-	ind "K M G T are binary (2GiB = 2G = 2 x 2^30 bytes)\n"
+/* The help lines that say so (a byte-size option's help ends with them). */
+#define CLI_BYTES_UNITS                                                          \
+	"units: KB MB GB TB are SI (2.5GB = 2.5e9 bytes); KiB MiB GiB TiB and a bare\n" \
+	"K M G T are binary (2GiB = 2G = 2 x 2^30 bytes)"
 
 /* The options that every graph-reading command shares. */
 typedef struct cli_graph_opts {

@@ -111,9 +111,7 @@ int cmd_plan(int argc, char **argv)
 		CLI_GRAPH_OPT_SPECS(o),
 		CLI_OPT(CLI_OPT_BYTES, "--mem", "SIZE", &budget,
 		        "memory budget: bytes or with a unit (512MiB, 16GiB, 8G, 2.5GB); default: this\n"
-		        "machine's available memory (MemAvailable)\n"
-		        "units: KB MB GB TB are SI (2.5GB = 2.5e9 bytes); KiB MiB GiB TiB and a bare\n"
-		        "K M G T are binary (2GiB = 2G = 2 x 2^30 bytes)"),
+		        "machine's available memory (MemAvailable)\n" CLI_BYTES_UNITS),
 		CLI_OPT(CLI_OPT_I64, "--samples", "N", &samples, "samples per epoch (default 50000)", .min = 1, .max = 4.6e18),
 		CLI_OPT(CLI_OPT_I64, "--max-batch", "N", &max_batch, "largest batch considered (default 65536)", .min = 1,
 		        .max = 1073741824.0),

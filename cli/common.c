@@ -33,24 +33,6 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 	return CLI_USAGE;
 }
 
-int cli_opt(int argc, char **argv, int *i, const char *name, const char **val)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-	if (strncmp(a, name, n))
-		return 0;
-	if (a[n] == '=') {
-		*val = a + n + 1;
-		return 1;
-	}
-	if (a[n] != '\0')
-		return 0;
-	if (*i + 1 >= argc)
-		return -1;
-	*val = argv[++*i];
-	return 1;
-}
-
 int cli_parse_format(cli_format *out, const char *text, int allow_csv)
 {
 	if (!strcmp(text, "table"))

@@ -21,54 +21,14 @@
 #include "../cli.h"
 #include "profile.h"
 
-static const char help[] =
-	"usage: abacus profile --out FILE.csv [--models all|a,b] [--batch 1,8] [--size 64,128|all]\n"
-	"                      [--seq 128,256|all] [--optimizer sgd,adam] [--hw cpu1,cpu2] [--repeat N]\n"
-	"                      [--graphs DIR] [--timeout S] [--max-iter-seconds S] [--mem-limit BYTES]\n"
-	"                      [--any-size] [--wait-quiet] [--fresh] [--dry-run] [--python PATH] [--log FILE]\n"
-	"                      [--isa-cap none|sse41|avx2] [--machines FILE]\n"
-	"\n"
+static const char description[] =
 	"Measures PyTorch training iterations under docs/PROTOCOL.md and appends one CSV row per\n"
 	"configuration (columns: docs/DATASET.md). Each configuration runs in a separate worker process\n"
 	"(Debian's python3 with python3-torch); configurations the output already has are skipped, so an\n"
 	"interrupted run continues where it stopped. The graph-only ONNX of each network and input size is\n"
-	"exported to --graphs when missing.\n"
-	"\n"
-	"  --out FILE           the CSV to append to (created with a header; a different header is refused)\n"
-	"  --models LIST        zoo networks, comma-separated, or all (default); see 'python3 collector/worker.py --list'\n"
-	"  --batch LIST         batch sizes (default 1)\n"
-	"  --size LIST|all|min  image sides, e.g. 64,128 (only each network's valid sizes are measured);\n"
-	"                       min: each network's smallest valid side\n"
-	"  --seq LIST|all|min   sequence lengths of token networks (--input is a synonym)\n"
-	"                       with neither --size nor --seq every valid size of every network is measured;\n"
-	"                       with only one of them, networks of the other kind are left out\n"
-	"  --any-size           also measure asked-for sizes that the zoo does not list as valid for a network\n"
-	"  --optimizer LIST     sgd and/or adam (default sgd)\n"
-	"  --hw LIST            cpu1 and/or cpu2: cpuN runs the worker with N threads (default cpu1)\n"
-	"  --isa-cap NAME       emulate an older CPU: sse41 caps oneDNN, ATen and OpenBLAS at SSE4.1, avx2 at AVX2\n"
-	"                       (docs/PROTOCOL.md); the cap is part of the machine id every row records\n"
-	"  --machines FILE      the machines table: one JSON line per machine id with its full descriptor,\n"
-	"                       appended when a run meets a new id (default: machines.jsonl beside --out)\n"
-	"  --repeat N           measure every configuration N times, each in its own worker (repeat 0..N-1)\n"
-	"  --repeat-percent P   repeats 1..N-1 only for a fixed, hash-chosen P % of the configurations\n"
-	"  --graphs DIR         where graphs are read and exported (default data/graphs)\n"
-	"  --timeout S          seconds one configuration may take before it is killed (default 1800)\n"
-	"  --max-iter-seconds S skip (a 'skipped' row) configurations whose iteration takes longer than S,\n"
-	"                       judged on the first two iterations\n"
-	"  --mem-limit BYTES    address-space limit of each worker (RLIMIT_AS)\n"
-	CLI_BYTES_HELP("                       ")
-	"  --wait-quiet         before each configuration, wait (up to 10 min) until other processes use less\n"
-	"                       than 10% of the machine's CPU; a configuration whose timed iterations still\n"
-	"                       shared the machine (busy_other > 0.1) is measured again, at most twice\n"
-	"  --fresh              one worker per configuration (slower: import torch each time)\n"
-	"  --dry-run            print the configurations that would be measured, measure nothing\n"
-	"  --python PATH        the interpreter (default /usr/bin/python3)\n"
-	"  --worker FILE        collector/worker.py (default: found beside the abacus binary's source tree)\n"
-	"  --tracker FILE       libabacus_tracker.so (default: beside the abacus binary)\n"
-	"  --log FILE           append the workers' stderr to FILE\n"
-	"\n"
-	"Progress (count, rate, ETA) is shown on a terminal. SIGINT/SIGTERM stop the worker and exit; rows\n"
-	"written so far stay, and rerunning the same command continues.\n";
+	"exported to --graphs when missing. Progress (count, rate, ETA) is shown on a terminal.\n"
+	"SIGINT/SIGTERM stop the worker and exit; rows written so far stay, and rerunning the same command\n"
+	"continues.\n";
 
 #define MAX_LIST 64
 #define MAX_SIZES 64
@@ -154,14 +114,68 @@ static int parse_int_list(int64_t *out, size_t *n, int *all, const char *text)
 	return *n ? 0 : -1;
 }
 
+/* The list-valued options, as option-table parsers into the opts (opt.h). */
+static int batch_opt(void *target, const char *v, const char *cmd)
+{
+	opts *o = target;
+	if (parse_int_list(o->batch, &o->n_batch, NULL, v))
+		return cli_usage(cmd, "--batch needs positive integers separated by commas, got '%s'", v), -2;
+	return 0;
+}
+
+static int size_opt(void *target, const char *v, const char *cmd)
+{
+	opts *o = target;
+	o->size_given = 1;
+	if (parse_int_list(o->size, &o->n_size, &o->size_all, v))
+		return cli_usage(cmd, "--size needs image sides separated by commas, 'all' or 'min', got '%s'", v), -2;
+	return 0;
+}
+
+static int seq_opt(void *target, const char *v, const char *cmd)
+{
+	opts *o = target;
+	o->seq_given = 1;
+	if (parse_int_list(o->seq, &o->n_seq, &o->seq_all, v))
+		return cli_usage(cmd, "--seq needs sequence lengths separated by commas, 'all' or 'min', got '%s'", v), -2;
+	return 0;
+}
+
+static int optimizer_opt(void *target, const char *v, const char *cmd)
+{
+	opts *o = target;
+	if (strcmp(v, "sgd") && strcmp(v, "adam") && strcmp(v, "sgd,adam") && strcmp(v, "adam,sgd"))
+		return cli_usage(cmd, "--optimizer must be sgd, adam or sgd,adam, got '%s'", v), -2;
+	o->n_opt = 0;
+	if (strstr(v, "sgd"))
+		o->optimizer[o->n_opt++] = "sgd";
+	if (strstr(v, "adam"))
+		o->optimizer[o->n_opt++] = "adam";
+	return 0;
+}
+
+static int hw_opt(void *target, const char *v, const char *cmd)
+{
+	opts *o = target;
+	/* argv strings are writable: the list is split in place and the ids point into it. */
+	char *save = NULL;
+	o->n_hw = 0;
+	for (char *tok = strtok_r((char *)v, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int64_t t;
+		if (strncmp(tok, "cpu", 3) || cli_parse_i64(&t, tok + 3, 1, 1024) || o->n_hw == MAX_LIST)
+			return cli_usage(cmd, "--hw takes cpu1, cpu2 (cpuN: N threads), got '%s'", tok), -2;
+		o->hw[o->n_hw] = tok;
+		o->threads[o->n_hw++] = (int)t;
+	}
+	if (!o->n_hw)
+		return cli_usage(cmd, "--hw needs a value such as cpu1"), -2;
+	return 0;
+}
+
 /* Returns 0, 1 when --help was printed, -1 on a usage error (printed). */
 static int parse_opts(opts *o, int argc, char **argv)
 {
 	static char default_hw[] = "cpu1";
-	static const char *const valued[] = { "--out", "--models", "--batch", "--size", "--seq", "--input",
-		                                  "--optimizer", "--hw", "--repeat", "--repeat-percent", "--graphs", "--timeout",
-		                                  "--max-iter-seconds", "--mem-limit", "--python", "--worker",
-		                                  "--tracker", "--log", "--isa-cap", "--machines" };
 	memset(o, 0, sizeof *o);
 	o->models = "all";
 	o->graphs = "data/graphs";
@@ -176,111 +190,59 @@ static int parse_opts(opts *o, int argc, char **argv)
 	o->hw[0] = default_hw;
 	o->threads[0] = 1;
 	o->n_hw = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL, *name = NULL;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(help, stdout);
-			return 1;
-		}
-		if (!strcmp(a, "--wait-quiet")) {
-			o->wait_quiet = 1;
-			continue;
-		}
-		if (!strcmp(a, "--fresh")) {
-			o->fresh = 1;
-			continue;
-		}
-		if (!strcmp(a, "--dry-run")) {
-			o->dry_run = 1;
-			continue;
-		}
-		if (!strcmp(a, "--any-size")) {
-			o->any_size = 1;
-			continue;
-		}
-		for (size_t k = 0; k < sizeof valued / sizeof valued[0] && !name; k++) {
-			int r = cli_opt(argc, argv, &i, valued[k], &v);
-			if (r < 0)
-				return cli_usage("profile", "%s needs a value", valued[k]), -1;
-			if (r > 0)
-				name = valued[k];
-		}
-		if (!name)
-			return cli_usage("profile", "unknown option '%s'", a), -1;
-
-		if (!strcmp(name, "--out")) {
-			o->out = v;
-		} else if (!strcmp(name, "--models")) {
-			o->models = v;
-		} else if (!strcmp(name, "--batch")) {
-			if (parse_int_list(o->batch, &o->n_batch, NULL, v))
-				return cli_usage("profile", "--batch needs positive integers separated by commas, got '%s'", v), -1;
-		} else if (!strcmp(name, "--size")) {
-			o->size_given = 1;
-			if (parse_int_list(o->size, &o->n_size, &o->size_all, v))
-				return cli_usage("profile", "--size needs image sides separated by commas, 'all' or 'min', got '%s'", v), -1;
-		} else if (!strcmp(name, "--seq") || !strcmp(name, "--input")) {
-			o->seq_given = 1;
-			if (parse_int_list(o->seq, &o->n_seq, &o->seq_all, v))
-				return cli_usage("profile", "%s needs sequence lengths separated by commas, 'all' or 'min', got '%s'", name, v),
-				       -1;
-		} else if (!strcmp(name, "--optimizer")) {
-			if (strcmp(v, "sgd") && strcmp(v, "adam") && strcmp(v, "sgd,adam") && strcmp(v, "adam,sgd"))
-				return cli_usage("profile", "--optimizer must be sgd, adam or sgd,adam, got '%s'", v), -1;
-			o->n_opt = 0;
-			if (strstr(v, "sgd"))
-				o->optimizer[o->n_opt++] = "sgd";
-			if (strstr(v, "adam"))
-				o->optimizer[o->n_opt++] = "adam";
-		} else if (!strcmp(name, "--hw")) {
-			/* argv strings are writable: the list is split in place and the ids point into it. */
-			char *save = NULL;
-			o->n_hw = 0;
-			for (char *tok = strtok_r((char *)v, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				int64_t t;
-				if (strncmp(tok, "cpu", 3) || cli_parse_i64(&t, tok + 3, 1, 1024) || o->n_hw == MAX_LIST)
-					return cli_usage("profile", "--hw takes cpu1, cpu2 (cpuN: N threads), got '%s'", tok), -1;
-				o->hw[o->n_hw] = tok;
-				o->threads[o->n_hw++] = (int)t;
-			}
-			if (!o->n_hw)
-				return cli_usage("profile", "--hw needs a value such as cpu1"), -1;
-		} else if (!strcmp(name, "--repeat")) {
-			if (cli_parse_i64(&o->repeat, v, 1, 1000))
-				return cli_usage("profile", "--repeat needs a positive integer, got '%s'", v), -1;
-		} else if (!strcmp(name, "--repeat-percent")) {
-			if (cli_parse_i64(&o->repeat_pct, v, 0, 100))
-				return cli_usage("profile", "--repeat-percent needs an integer from 0 to 100, got '%s'", v), -1;
-		} else if (!strcmp(name, "--graphs")) {
-			o->graphs = v;
-		} else if (!strcmp(name, "--timeout")) {
-			if (cli_parse_i64(&o->timeout_s, v, 1, 30L * 24 * 3600))
-				return cli_usage("profile", "--timeout needs seconds (a positive integer), got '%s'", v), -1;
-		} else if (!strcmp(name, "--max-iter-seconds")) {
-			char *end;
-			o->max_iter_s = strtod(v, &end);
-			if (end == v || *end || !(o->max_iter_s > 0))
-				return cli_usage("profile", "--max-iter-seconds needs a positive number, got '%s'", v), -1;
-		} else if (!strcmp(name, "--mem-limit")) {
-			if (cli_parse_bytes(&o->mem_limit, v))
-				return cli_usage("profile", "--mem-limit needs a byte count such as 3000000000 or 3G, got '%s'", v), -1;
-		} else if (!strcmp(name, "--python")) {
-			o->python = v;
-		} else if (!strcmp(name, "--worker")) {
-			o->worker = v;
-		} else if (!strcmp(name, "--tracker")) {
-			o->tracker = v;
-		} else if (!strcmp(name, "--log")) {
-			o->log = v;
-		} else if (!strcmp(name, "--isa-cap")) {
-			if (cli_parse_isa_cap(&o->isa_cap, v))
-				return cli_usage("profile", "--isa-cap must be none, sse41 or avx2, got '%s'", v), -1;
-		} else if (!strcmp(name, "--machines")) {
-			o->machines = v;
-		}
-	}
-	if (!o->out)
-		return cli_usage("profile", "--out FILE.csv is required"), -1;
+	const cli_opt_spec specs[] = {
+		CLI_OPT(CLI_OPT_STRING, "--out", "FILE.csv", &o->out,
+		        "the CSV to append to (created with a header; a different header is refused)", .flags = CLI_OPT_REQUIRED),
+		CLI_OPT(CLI_OPT_STRING, "--models", "all|a,b", &o->models,
+		        "zoo networks, comma-separated, or all (default); see 'python3 collector/worker.py --list'"),
+		CLI_OPT(CLI_OPT_FUNC, "--batch", "LIST", o, "batch sizes, e.g. 1,8 (default 1)", .func = batch_opt),
+		CLI_OPT(CLI_OPT_FUNC, "--size", "LIST|all|min", o,
+		        "image sides, e.g. 64,128 (only each network's valid sizes are measured);\n"
+		        "min: each network's smallest valid side", .func = size_opt),
+		CLI_OPT(CLI_OPT_FUNC, "--seq", "LIST|all|min", o,
+		        "sequence lengths of token networks (--input is a synonym)\n"
+		        "with neither --size nor --seq every valid size of every network is measured;\n"
+		        "with only one of them, networks of the other kind are left out", .func = seq_opt),
+		CLI_OPT(CLI_OPT_FUNC, "--input", "LIST|all|min", o, NULL, .func = seq_opt, .flags = CLI_OPT_NO_USAGE),
+		CLI_OPT(CLI_OPT_SWITCH, "--any-size", NULL, &o->any_size,
+		        "also measure asked-for sizes that the zoo does not list as valid for a network"),
+		CLI_OPT(CLI_OPT_FUNC, "--optimizer", "LIST", o, "sgd and/or adam (default sgd)", .func = optimizer_opt),
+		CLI_OPT(CLI_OPT_FUNC, "--hw", "LIST", o, "cpu1 and/or cpu2: cpuN runs the worker with N threads (default cpu1)",
+		        .func = hw_opt),
+		CLI_OPT(CLI_OPT_FUNC, "--isa-cap", "none|sse41|avx2", &o->isa_cap,
+		        "emulate an older CPU: sse41 caps oneDNN, ATen and OpenBLAS at SSE4.1, avx2 at AVX2\n"
+		        "(docs/PROTOCOL.md); the cap is part of the machine id every row records", .func = cli_isa_cap_opt),
+		CLI_OPT(CLI_OPT_STRING, "--machines", "FILE", &o->machines,
+		        "the machines table: one JSON line per machine id with its full descriptor,\n"
+		        "appended when a run meets a new id (default: machines.jsonl beside --out)"),
+		CLI_OPT(CLI_OPT_I64, "--repeat", "N", &o->repeat,
+		        "measure every configuration N times, each in its own worker (repeat 0..N-1)", .min = 1, .max = 1000),
+		CLI_OPT(CLI_OPT_I64, "--repeat-percent", "P", &o->repeat_pct,
+		        "repeats 1..N-1 only for a fixed, hash-chosen P % of the configurations", .min = 0, .max = 100),
+		CLI_OPT(CLI_OPT_STRING, "--graphs", "DIR", &o->graphs, "where graphs are read and exported (default data/graphs)"),
+		CLI_OPT(CLI_OPT_I64, "--timeout", "S", &o->timeout_s,
+		        "seconds one configuration may take before it is killed (default 1800)", .min = 1, .max = 2592000),
+		CLI_OPT(CLI_OPT_DOUBLE, "--max-iter-seconds", "S", &o->max_iter_s,
+		        "skip (a 'skipped' row) configurations whose iteration takes longer than S,\n"
+		        "judged on the first two iterations", .min = 0, .max = 1e9),
+		CLI_OPT(CLI_OPT_BYTES, "--mem-limit", "BYTES", &o->mem_limit,
+		        "address-space limit of each worker (RLIMIT_AS)\n" CLI_BYTES_UNITS),
+		CLI_OPT(CLI_OPT_SWITCH, "--wait-quiet", NULL, &o->wait_quiet,
+		        "before each configuration, wait (up to 10 min) until other processes use less\n"
+		        "than 10% of the machine's CPU; a configuration whose timed iterations still\n"
+		        "shared the machine (busy_other > 0.1) is measured again, at most twice"),
+		CLI_OPT(CLI_OPT_SWITCH, "--fresh", NULL, &o->fresh, "one worker per configuration (slower: import torch each time)"),
+		CLI_OPT(CLI_OPT_SWITCH, "--dry-run", NULL, &o->dry_run, "print the configurations that would be measured, measure nothing"),
+		CLI_OPT(CLI_OPT_STRING, "--python", "PATH", &o->python, "the interpreter (default /usr/bin/python3)"),
+		CLI_OPT(CLI_OPT_STRING, "--worker", "FILE", &o->worker,
+		        "collector/worker.py (default: found beside the abacus binary's source tree)"),
+		CLI_OPT(CLI_OPT_STRING, "--tracker", "FILE", &o->tracker, "libabacus_tracker.so (default: beside the abacus binary)"),
+		CLI_OPT(CLI_OPT_STRING, "--log", "FILE", &o->log, "append the workers' stderr to FILE"),
+		CLI_OPT_TABLE_END
+	};
+	int rc = cli_opt_parse(specs, "profile", description, argc, argv);
+	if (rc)
+		return rc < 0 ? 1 : -1;
 	if (!o->size_given && !o->seq_given)
 		o->size_all = o->seq_all = 1;
 	return 0;
