@@ -166,15 +166,25 @@ int cmd_calibrate(int argc, char **argv)
 			return cli_usage("calibrate", "--python path must not contain a quote");
 	if (out && strchr(out, '\''))
 		return cli_usage("calibrate", "--out path must not contain a quote");
-	char cmd[3 * PATH_MAX], caps[256];
+	char cmd[4 * PATH_MAX + 512], caps[256];
 	cap_env(caps, sizeof caps, isa_cap);
 	/* The protocol's environment (docs/PROTOCOL.md) for T threads; the cap's variables only from --isa-cap. */
+	/* collector/ is a package: PYTHONPATH is the directory above the worker's (the repository root). */
+	char root[sizeof wpath];
+	snprintf(root, sizeof root, "%.*s", (int)sizeof root - 1, worker);
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(root, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			snprintf(root, sizeof root, "%s", up ? "." : "..");
+	}
 	snprintf(cmd, sizeof cmd,
 	         "env -u ONEDNN_MAX_CPU_ISA -u ATEN_CPU_CAPABILITY -u OPENBLAS_CORETYPE %s"
 	         "OMP_NUM_THREADS=%lld MKL_NUM_THREADS=%lld OPENBLAS_NUM_THREADS=%lld MALLOC_MMAP_MAX_=0 "
 	         "MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=68719476736 MALLOC_TOP_PAD_=536870912 "
-	         "PYTHONNOUSERSITE=1 '%s' '%s' %s --threads %lld --runs %lld",
-	         caps, (long long)threads, (long long)threads, (long long)threads, python, worker,
+	         "PYTHONNOUSERSITE=1 PYTHONPATH='%s' '%s' '%s' %s --threads %lld --runs %lld",
+	         caps, (long long)threads, (long long)threads, (long long)threads, root, python, worker,
 	         out ? "--profile" : "--calibrate", (long long)threads, (long long)runs);
 	if (out)
 		return write_profile(cmd, out, fmt);

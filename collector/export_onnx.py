@@ -1,6 +1,6 @@
 """Export the training-mode ONNX graphs that Abacus reads (docs/PROTOCOL.md, "Graphs").
 
-  /usr/bin/python3 collector/export_onnx.py --models all|a,b,c --sizes 224|all|32,64|L128 \
+  /usr/bin/python3 -m collector.export_onnx --models all|a,b,c --sizes 224|all|32,64|L128 \
       --out data/graphs [--force]
 
 Per (network, size): model.train(); torch.onnx.export(..., training=TRAINING,
@@ -33,8 +33,13 @@ import torch
 import torchvision
 from onnx import TensorProto
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from collector import zoo  # noqa: E402
+try:
+    from collector import zoo
+except ModuleNotFoundError as e:  # run as a script: the package is not importable from here
+    if e.name != "collector":
+        raise
+    sys.exit("collector/export_onnx.py is a module of the collector package: run it from the repository root "
+             "as '/usr/bin/python3 -m collector.export_onnx ...'")
 
 OPSET = 14
 TRACE_BATCH = 2  # batch used while tracing; the batch axis is exported as dynamic ('batch')

@@ -12,10 +12,11 @@ to it in JSON lines:
   ... until stdin closes. The line {"cmd": "list"} is answered with the zoo (as --list prints it), then
   {"listed": N}.
 
-Modes:
-  worker.py --list                 the zoo as JSON lines (name, kind, family, channels, vocab, sizes)
-  worker.py --serve --threads T    configurations as JSON lines on stdin (what the C collector uses)
-  worker.py --config JSON ...      the given configurations (repeatable), results on stdout
+Modes (a module of the collector package: `/usr/bin/python3 -m collector.worker ...` from the repository
+root; `abacus profile` runs collector/worker.py with PYTHONPATH at that root):
+  --list                 the zoo as JSON lines (name, kind, family, channels, vocab, sizes)
+  --serve --threads T    configurations as JSON lines on stdin (what the C collector uses)
+  --config JSON ...      the given configurations (repeatable), results on stdout
 
 Only the protocol lines go to stdout: the worker moves file descriptor 1 onto stderr at start, so that
 anything a library prints lands on stderr, and writes results to a private duplicate of the original
@@ -48,8 +49,6 @@ import time
 import traceback
 import warnings
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 PROTOCOL = 2
 WARMUP = 3
 DRY_ITERS = 2
@@ -208,8 +207,7 @@ class Worker:
         torch.set_num_threads(threads)
         torch.set_num_interop_threads(1)
         torch.manual_seed(0)
-        sys.path.insert(0, ROOT)
-        from collector import zoo  # noqa: E402 - the registry imports torch itself
+        from collector import zoo  # the registry imports torch itself
         self.zoo = zoo
         self.export_onnx = None
         self.threads = threads
@@ -401,8 +399,6 @@ class Worker:
 # ---------------------------------------------------------------------------------------------------
 def list_zoo(out) -> int:
     """One JSON line per zoo network; returns the count."""
-    if ROOT not in sys.path:
-        sys.path.insert(0, ROOT)
     from collector import zoo
     for name in zoo.NAMES:
         n = zoo.get(name)
@@ -444,7 +440,6 @@ def main(argv=None) -> int:
         import torch
         torch.set_num_threads(a.threads)
         torch.set_num_interop_threads(1)
-        sys.path.insert(0, ROOT)
         from collector import machine, machine_profile
         d = machine.describe(a.threads, machine.runtime_name(torch), blas_library(),
                              machine.torch_capability(torch.__config__.show()))
@@ -455,7 +450,6 @@ def main(argv=None) -> int:
 
     if a.machine:
         import torch
-        sys.path.insert(0, ROOT)
         from collector import machine
         d = machine.describe(a.threads, machine.runtime_name(torch), blas_library(),
                              machine.torch_capability(torch.__config__.show()))
@@ -502,4 +496,11 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    if not __package__:
+        try:
+            import collector  # noqa: F401 - is the package importable (PYTHONPATH at the repository root)?
+        except ImportError:
+            sys.exit("%s is a module of the collector package: run it from the repository root as "
+                     "'/usr/bin/python3 -m collector.%s ...' (abacus profile and calibrate set PYTHONPATH)"
+                     % (__file__, os.path.splitext(os.path.basename(__file__))[0]))
     sys.exit(main())

@@ -8,7 +8,7 @@ Each entry of REGISTRY is a `Net`:
   channels    input channels (images)
   sizes       valid input sizes (images: among IMAGE_SIZES, tokens: sequence lengths
               among TOKEN_LENGTHS), determined once by running forward + backward at batch 1
-              (see `probe`) and cached below as literals in VALID_SIZES
+              (see `probe`) and kept as data in valid_sizes.json
   vocab       vocabulary size (tokens)
   make_input(batch, size) -> the input tensor, per docs/PROTOCOL.md
 
@@ -19,13 +19,15 @@ Usage:
   all_sizes   sizes plus BATCH2_SIZES (sizes where batch 1 fails only because a BatchNorm sees a
               single value per channel, 1x1 map; they train at batch >= 2); min_batch(size)
 
-`/usr/bin/python3 collector/zoo.py --probe [names]` re-determines the valid sizes and prints
-the VALID_SIZES / BATCH2_SIZES literals (slow: ~1 h on 2 cores; runs every network at every size).
+`/usr/bin/python3 collector/zoo.py --probe [--write] [names]` re-determines the valid sizes, prints them
+and with --write merges them into valid_sizes.json (slow: ~1 h on 2 cores for every network).
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
+import json
+import os
 from typing import Callable, Dict, List, Optional, Sequence
 
 import torch
@@ -37,158 +39,44 @@ import torchvision.models.segmentation as tvseg
 IMAGE_SIZES = (32, 48, 64, 96, 128, 160, 224)
 TOKEN_LENGTHS = (32, 64, 128, 256, 512)
 
-# ---------------------------------------------------------------------------------------------
-# Valid sizes, determined by `probe` (forward + backward at batch 1, float32, train mode) with
-# torch 1.13.1 / torchvision 0.14.1. Generated; do not edit by hand (rerun --probe).
-# BEGIN VALID_SIZES
-VALID_SIZES: Dict[str, List[int]] = {
-    'alexnet': [64, 96, 128, 160, 224],
-    'convnext_base': [32, 48, 64, 96, 128, 160, 224],
-    'convnext_large': [32, 48, 64, 96, 128, 160, 224],
-    'convnext_small': [32, 48, 64, 96, 128, 160, 224],
-    'convnext_tiny': [32, 48, 64, 96, 128, 160, 224],
-    'densenet121': [64, 96, 128, 160, 224],
-    'densenet161': [64, 96, 128, 160, 224],
-    'densenet169': [64, 96, 128, 160, 224],
-    'densenet201': [64, 96, 128, 160, 224],
-    'efficientnet_b0': [48, 64, 96, 128, 160, 224],
-    'efficientnet_b1': [48, 64, 96, 128, 160, 224],
-    'efficientnet_b2': [48, 64, 96, 128, 160, 224],
-    'efficientnet_b3': [48, 64, 96, 128, 160, 224],
-    'efficientnet_b4': [48, 64, 96, 128, 160, 224],
-    'efficientnet_b5': [48, 64, 96, 128, 160, 224],
-    'efficientnet_b6': [48, 64, 96, 128, 160, 224],
-    'efficientnet_b7': [48, 64, 96, 128, 160, 224],
-    'efficientnet_v2_l': [48, 64, 96, 128, 160, 224],
-    'efficientnet_v2_m': [48, 64, 96, 128, 160, 224],
-    'efficientnet_v2_s': [48, 64, 96, 128, 160, 224],
-    'googlenet': [48, 64, 96, 128, 160, 224],
-    'inception_v3': [128, 160, 224],
-    'maxvit_t': [224],
-    'mnasnet0_5': [48, 64, 96, 128, 160, 224],
-    'mnasnet0_75': [48, 64, 96, 128, 160, 224],
-    'mnasnet1_0': [48, 64, 96, 128, 160, 224],
-    'mnasnet1_3': [48, 64, 96, 128, 160, 224],
-    'mobilenet_v2': [48, 64, 96, 128, 160, 224],
-    'mobilenet_v3_large': [48, 64, 96, 128, 160, 224],
-    'mobilenet_v3_small': [48, 64, 96, 128, 160, 224],
-    'regnet_x_16gf': [48, 64, 96, 128, 160, 224],
-    'regnet_x_1_6gf': [48, 64, 96, 128, 160, 224],
-    'regnet_x_32gf': [48, 64, 96, 128, 160, 224],
-    'regnet_x_3_2gf': [48, 64, 96, 128, 160, 224],
-    'regnet_x_400mf': [48, 64, 96, 128, 160, 224],
-    'regnet_x_800mf': [48, 64, 96, 128, 160, 224],
-    'regnet_x_8gf': [48, 64, 96, 128, 160, 224],
-    'regnet_y_128gf': [48, 64, 96, 128, 160, 224],
-    'regnet_y_16gf': [48, 64, 96, 128, 160, 224],
-    'regnet_y_1_6gf': [48, 64, 96, 128, 160, 224],
-    'regnet_y_32gf': [48, 64, 96, 128, 160, 224],
-    'regnet_y_3_2gf': [48, 64, 96, 128, 160, 224],
-    'regnet_y_400mf': [48, 64, 96, 128, 160, 224],
-    'regnet_y_800mf': [48, 64, 96, 128, 160, 224],
-    'regnet_y_8gf': [48, 64, 96, 128, 160, 224],
-    'resnet101': [48, 64, 96, 128, 160, 224],
-    'resnet152': [48, 64, 96, 128, 160, 224],
-    'resnet18': [48, 64, 96, 128, 160, 224],
-    'resnet34': [48, 64, 96, 128, 160, 224],
-    'resnet50': [48, 64, 96, 128, 160, 224],
-    'resnext101_32x8d': [48, 64, 96, 128, 160, 224],
-    'resnext101_64x4d': [48, 64, 96, 128, 160, 224],
-    'resnext50_32x4d': [48, 64, 96, 128, 160, 224],
-    'shufflenet_v2_x0_5': [48, 64, 96, 128, 160, 224],
-    'shufflenet_v2_x1_0': [48, 64, 96, 128, 160, 224],
-    'shufflenet_v2_x1_5': [48, 64, 96, 128, 160, 224],
-    'shufflenet_v2_x2_0': [48, 64, 96, 128, 160, 224],
-    'squeezenet1_0': [32, 48, 64, 96, 128, 160, 224],
-    'squeezenet1_1': [32, 48, 64, 96, 128, 160, 224],
-    'swin_b': [32, 48, 64, 96, 128, 160, 224],
-    'swin_s': [32, 48, 64, 96, 128, 160, 224],
-    'swin_t': [32, 48, 64, 96, 128, 160, 224],
-    'swin_v2_b': [32, 48, 64, 96, 128, 160, 224],
-    'swin_v2_s': [32, 48, 64, 96, 128, 160, 224],
-    'swin_v2_t': [32, 48, 64, 96, 128, 160, 224],
-    'vgg11': [32, 48, 64, 96, 128, 160, 224],
-    'vgg11_bn': [32, 48, 64, 96, 128, 160, 224],
-    'vgg13': [32, 48, 64, 96, 128, 160, 224],
-    'vgg13_bn': [32, 48, 64, 96, 128, 160, 224],
-    'vgg16': [32, 48, 64, 96, 128, 160, 224],
-    'vgg16_bn': [32, 48, 64, 96, 128, 160, 224],
-    'vgg19': [32, 48, 64, 96, 128, 160, 224],
-    'vgg19_bn': [32, 48, 64, 96, 128, 160, 224],
-    'vit_b_16': [32, 48, 64, 96, 128, 160, 224],
-    'vit_b_32': [32, 64, 96, 128, 160, 224],
-    'vit_h_14': [224],
-    'vit_l_16': [32, 48, 64, 96, 128, 160, 224],
-    'vit_l_32': [32, 64, 96, 128, 160, 224],
-    'wide_resnet101_2': [48, 64, 96, 128, 160, 224],
-    'wide_resnet50_2': [48, 64, 96, 128, 160, 224],
-    'transformer_enc': [32, 64, 128, 256, 512],
-    'lstm_lm': [32, 64, 128, 256, 512],
-    'gru_lm': [32, 64, 128, 256, 512],
-    'mlp': [32, 48, 64, 96, 128, 160, 224],
-    'unet_small': [32, 48, 64, 96, 128, 160, 224],
-    'lraspp_mobilenet_v3_large': [32, 48, 64, 96, 128, 160, 224],
-}
+# Valid sizes per network: data, in valid_sizes.json beside this file, determined by `probe`
+# (forward + backward at batch 1, float32, train mode) and written by `zoo.py --probe --write`.
+SIZES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "valid_sizes.json")
 
-# Sizes that fail at batch 1 only because a BatchNorm sees a 1x1 feature map ("Expected more
-# than 1 value per channel when training") and that train at batch 2: valid for batch >= 2.
-BATCH2_SIZES: Dict[str, List[int]] = {
-    'densenet121': [32, 48],
-    'densenet161': [32, 48],
-    'densenet169': [32, 48],
-    'densenet201': [32, 48],
-    'efficientnet_b0': [32],
-    'efficientnet_b1': [32],
-    'efficientnet_b2': [32],
-    'efficientnet_b3': [32],
-    'efficientnet_b4': [32],
-    'efficientnet_b5': [32],
-    'efficientnet_b6': [32],
-    'efficientnet_b7': [32],
-    'efficientnet_v2_l': [32],
-    'efficientnet_v2_m': [32],
-    'efficientnet_v2_s': [32],
-    'googlenet': [32],
-    'inception_v3': [96],
-    'mnasnet0_5': [32],
-    'mnasnet0_75': [32],
-    'mnasnet1_0': [32],
-    'mnasnet1_3': [32],
-    'mobilenet_v2': [32],
-    'mobilenet_v3_large': [32],
-    'mobilenet_v3_small': [32],
-    'regnet_x_16gf': [32],
-    'regnet_x_1_6gf': [32],
-    'regnet_x_32gf': [32],
-    'regnet_x_3_2gf': [32],
-    'regnet_x_400mf': [32],
-    'regnet_x_800mf': [32],
-    'regnet_x_8gf': [32],
-    'regnet_y_128gf': [32],
-    'regnet_y_16gf': [32],
-    'regnet_y_1_6gf': [32],
-    'regnet_y_32gf': [32],
-    'regnet_y_3_2gf': [32],
-    'regnet_y_400mf': [32],
-    'regnet_y_800mf': [32],
-    'regnet_y_8gf': [32],
-    'resnet101': [32],
-    'resnet152': [32],
-    'resnet18': [32],
-    'resnet34': [32],
-    'resnet50': [32],
-    'resnext101_32x8d': [32],
-    'resnext101_64x4d': [32],
-    'resnext50_32x4d': [32],
-    'shufflenet_v2_x0_5': [32],
-    'shufflenet_v2_x1_0': [32],
-    'shufflenet_v2_x1_5': [32],
-    'shufflenet_v2_x2_0': [32],
-    'wide_resnet101_2': [32],
-    'wide_resnet50_2': [32],
-}
-# END VALID_SIZES
-# ---------------------------------------------------------------------------------------------
+
+def _load_sizes(path: str = SIZES_FILE):
+    with open(path) as f:
+        d = json.load(f)
+    return d["valid"], d["batch2"]
+
+
+VALID_SIZES: Dict[str, List[int]]
+BATCH2_SIZES: Dict[str, List[int]]
+VALID_SIZES, BATCH2_SIZES = _load_sizes()
+
+
+def write_sizes(valid: Dict[str, List[int]], batch2: Dict[str, List[int]], path: str = SIZES_FILE) -> None:
+    """Merges probed sizes into the sizes file (networks not probed keep theirs), atomically."""
+    old_valid, old_batch2 = _load_sizes(path) if os.path.exists(path) else ({}, {})
+    old_valid.update(valid)
+    for n in valid:
+        old_batch2.pop(n, None)
+    old_batch2.update(batch2)
+    with open(path) as f:
+        comment = json.load(f).get("_comment", "")
+    lines = ["{", ' "_comment": %s,' % json.dumps(comment)]
+    for key, table in (("valid", old_valid), ("batch2", old_batch2)):
+        items = sorted(table.items())
+        lines.append(' "%s": {' % key)
+        lines += ['  %s: %s%s' % (json.dumps(k), json.dumps(v), "," if i + 1 < len(items) else "")
+                  for i, (k, v) in enumerate(items)]
+        lines.append(" }" + ("," if key == "valid" else ""))
+    lines.append("}")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+
 
 
 @dataclasses.dataclass
@@ -782,8 +670,8 @@ def _make_registry() -> Dict[str, Net]:
         Net("unet_small", "image", lambda s: UNetSmall(), family="unet", candidates=IMAGE_SIZES),
         Net("lraspp_mobilenet_v3_large", "image", _build_lraspp, family="segmentation",
             candidates=IMAGE_SIZES),
-        # Added 2026-12-03: more networks outside torchvision, sequence models first, so that
-        # leave-one-model-out has more than three sequence models to learn from and be judged on.
+        # Networks outside torchvision, sequence models first, so that leave-one-model-out has more
+        # than three sequence models to learn from and be judged on.
         Net("gpt_small", "tokens", lambda L: GPTSmall(), family="transformer", vocab=TOKEN_VOCAB,
             candidates=TOKEN_LENGTHS),
         Net("bilstm_tagger", "tokens", lambda L: BiLSTMTagger(), family="rnn", vocab=TOKEN_VOCAB,
@@ -792,18 +680,18 @@ def _make_registry() -> Dict[str, Net]:
             candidates=TOKEN_LENGTHS),
         Net("mlp_mixer", "image", lambda s: MLPMixer(s), family="mixer", candidates=IMAGE_SIZES),
         Net("convmixer", "image", lambda s: ConvMixer(s), family="convmixer", candidates=IMAGE_SIZES),
-        # Added 2026-12-03 (second session): recurrent networks with small cells. The three above have
-        # H 256-512, where streaming the recurrent matrix dominates; at H 64-192 each step's dispatch
-        # does, and the fit had nothing to price it on (docs/COSTS.md, terms 10 and 11).
+        # Recurrent networks with small cells. The three above have H 256-512, where streaming the
+        # recurrent matrix dominates; at H 64-192 each step's dispatch does, and the fit would have
+        # nothing to price it on (docs/COSTS.md, recurrent_steps and recurrent_bytes).
         Net("gru_classifier", "tokens", lambda L: GRUClassifier(), family="rnn", vocab=TOKEN_VOCAB,
             candidates=TOKEN_LENGTHS),
         Net("small_bilstm_tagger", "tokens", lambda L: BiLSTMTagger(emb=48, hidden=64, tags=8),
             family="rnn", vocab=TOKEN_VOCAB, candidates=TOKEN_LENGTHS),
         Net("elman_rnn", "tokens", lambda L: ElmanRNN(), family="rnn", vocab=TOKEN_VOCAB,
             candidates=TOKEN_LENGTHS),
-        # Added 2026-12-03 (third session): eight more shapes of network from outside torchvision, so
-        # that what the predictor learns about sequence models, generative models and recommenders is
-        # not learned from one or two examples each (leave-one-model-out judges each on the others).
+        # More shapes of network from outside torchvision, so that what the predictor learns about
+        # sequence models, generative models and recommenders is not learned from one or two examples
+        # each (leave-one-model-out judges each on the others).
         Net("wavenet_small", "tokens", lambda L: WaveNetSmall(), family="wavenet", vocab=TOKEN_VOCAB,
             candidates=TOKEN_LENGTHS),
         Net("vae_mlp", "image", lambda s: VAE(s), family="vae", candidates=IMAGE_SIZES[:5]),
@@ -818,8 +706,8 @@ def _make_registry() -> Dict[str, Net]:
             candidates=TOKEN_LENGTHS),
         Net("conformer_small", "tokens", lambda L: ConformerSmall(), family="transformer",
             vocab=TOKEN_VOCAB, candidates=TOKEN_LENGTHS),
-        # Added 2026-12-04: activations that cost far more per element than a ReLU (Mish 30x, PReLU
-        # 12x, measured; docs/COSTS.md), which no zoo network had, so that their price can be learned.
+        # Activations that cost far more per element than a ReLU (Mish 30x, PReLU 12x, measured;
+        # docs/COSTS.md), which no other zoo network has, so that their price can be learned.
         Net("csp_mish", "image", lambda s: CSPMish(), family="cspdarknet", candidates=IMAGE_SIZES),
         Net("srresnet_small", "image", lambda s: SRResNetSmall(), family="superres",
             candidates=IMAGE_SIZES[:5]),
@@ -892,20 +780,16 @@ if __name__ == "__main__":
     import sys
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--probe", action="store_true", help="determine valid sizes, print the literal")
+    ap.add_argument("--probe", action="store_true", help="determine valid sizes and print them")
+    ap.add_argument("--write", action="store_true", help="with --probe: merge them into valid_sizes.json")
     ap.add_argument("names", nargs="*")
     a = ap.parse_args()
-    torch.set_num_threads(int(__import__("os").environ.get("OMP_NUM_THREADS", "2")))
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
     if a.probe:
         res, b2 = probe(a.names or NAMES, log=lambda *x, **k: print(*x, file=sys.stderr, **k))
-        print("VALID_SIZES: Dict[str, List[int]] = {")
-        for n, v in res.items():
-            print(f"    {n!r}: {v},")
-        print("}")
-        print("BATCH2_SIZES: Dict[str, List[int]] = {")
-        for n, v in b2.items():
-            print(f"    {n!r}: {v},")
-        print("}")
+        print(json.dumps({"valid": res, "batch2": b2}, indent=1))
+        if a.write:
+            write_sizes(res, b2)
     else:
         for n, net in REGISTRY.items():
             print(n, net.kind, net.family, net.sizes, BATCH2_SIZES.get(n, []), sep="\t")

@@ -20,7 +20,7 @@ regnet_y_800mf,efficientnet_b1,googlenet,resnet34,alexnet,efficientnet_b2,regnet
 resnet50,efficientnet_b3,inception_v3,vit_b_32,resnext50_32x4d,regnet_x_3_2gf,regnet_y_3_2gf,densenet169,efficientnet_v2_s,\
 densenet201,swin_t,convnext_tiny,resnet101,vgg11,vgg11_bn,vgg13,vgg13_bn,vit_b_16,efficientnet_b4,densenet161,swin_v2_t,\
 resnet152,wide_resnet50_2,maxvit_t,vgg16,vgg16_bn,vgg19,vgg19_bn,regnet_x_8gf,regnet_y_8gf,convnext_small,swin_s
-ALL=$(/usr/bin/python3 collector/worker.py --list 2>/dev/null | /usr/bin/python3 -c "
+ALL=$(/usr/bin/python3 -m collector.worker --list 2>/dev/null | /usr/bin/python3 -c "
 import json, sys
 cheap = '$CHEAP'.split(',')
 names = [json.loads(l)['name'] for l in sys.stdin if l.strip()]

@@ -4,11 +4,9 @@
 Used by collector_test.py to check that `abacus profile --wait-quiet` measures such a configuration again
 instead of writing a row whose time measured the contention. Every later measurement reports the real figure.
 """
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "collector"))
-import worker  # noqa: E402
+from collector import worker  # the collector starts workers with PYTHONPATH at the repository root
 
 real_busy_other = worker.busy_other
 calls = 0

@@ -40,7 +40,8 @@ TMP = tempfile.mkdtemp(prefix="abacus-collector-")
 GRAPHS = os.path.join(TMP, "graphs")
 KEY = ("network", "input_shape", "batch", "optimizer", "hw", "repeat", "machine")
 PY = "/usr/bin/python3"
-WORKER = os.path.join(ROOT, "collector", "worker.py")
+# The worker as a module of the collector package, run from the repository root (collector/__init__.py).
+WORKER = ["-m", "collector.worker"]
 
 failures = []
 
@@ -79,8 +80,8 @@ def rel(a, b):
 # ---------------------------------------------------------------------------------------------------
 def machine_of(threads=1, env=None):
     """What collector/worker.py --machine says (the id every row of this machine must carry)."""
-    p = subprocess.run([PY, WORKER, "--machine", "--threads", str(threads)], capture_output=True, text=True,
-                       env=env)
+    p = subprocess.run([PY, *WORKER, "--machine", "--threads", str(threads)], capture_output=True, text=True,
+                       env=env, cwd=ROOT)
     check(p.returncode == 0, f"worker.py --machine: {p.stderr.strip()[-300:]}")
     return json.loads(p.stdout)
 
@@ -262,7 +263,8 @@ def case_machine():
                        capture_output=True, text=True)
     rs = list(csv.DictReader(p.stdout.splitlines()))
     zoo = {json.loads(line)["name"]: json.loads(line)["sizes"] for line in
-           subprocess.run([PY, WORKER, "--list"], capture_output=True, text=True).stdout.splitlines() if line.strip()}
+           subprocess.run([PY, *WORKER, "--list"], capture_output=True, text=True, cwd=ROOT).stdout.splitlines()
+           if line.strip()}
     got = {r["network"]: r["input_shape"].split("x")[-1] for r in rs}
     want = {n: str(min(zoo[n])) for n in ("mlp", "resnet18", "lstm_lm")}
     check(p.returncode == 0 and len(rs) == 3 and got == want, f"--size min --seq min: {got}, zoo minima {want}")

@@ -194,7 +194,7 @@ static int parse_opts(opts *o, int argc, char **argv)
 		CLI_OPT(CLI_OPT_STRING, "--out", "FILE.csv", &o->out,
 		        "the CSV to append to (created with a header; a different header is refused)", .flags = CLI_OPT_REQUIRED),
 		CLI_OPT(CLI_OPT_STRING, "--models", "all|a,b", &o->models,
-		        "zoo networks, comma-separated, or all (default); see 'python3 collector/worker.py --list'"),
+		        "zoo networks, comma-separated, or all (default); see 'python3 -m collector.worker --list'"),
 		CLI_OPT(CLI_OPT_FUNC, "--batch", "LIST", o, "batch sizes, e.g. 1,8 (default 1)", .func = batch_opt),
 		CLI_OPT(CLI_OPT_FUNC, "--size", "LIST|all|min", o,
 		        "image sides, e.g. 64,128 (only each network's valid sizes are measured);\n"
@@ -1193,7 +1193,7 @@ int cmd_profile(int argc, char **argv)
 			while (i < n_zoo && strcmp(zoo[i].name, tok))
 				i++;
 			if (i == n_zoo) {
-				rc = cli_usage("profile", "'%s' is not in the zoo; 'python3 collector/worker.py --list' lists it", tok);
+				rc = cli_usage("profile", "'%s' is not in the zoo; 'python3 -m collector.worker --list' lists it", tok);
 				free(list);
 				goto out;
 			}
