@@ -203,6 +203,54 @@ static void row(const char *name, const abacus_eval_stats *s)
 	printf("  %-34s %8.2f%% %8.2f%% %8.2f%% %7zu\n", name, 100 * s->mre, 100 * s->median, 100 * s->p90, s->n);
 }
 
+/* The report as a table: overall errors beside the baselines and noise floors, per hardware id, per machine
+ * and per network. */
+static void print_table(const abacus_eval *ev, const char *pname)
+{
+	size_t nn;
+	const abacus_eval_net *nets = abacus_eval_networks(ev, &nn);
+	size_t nh;
+	const abacus_eval_hw *hws = abacus_eval_hardware(ev, &nh);
+	printf("protocol %s\n\n  %-34s %9s %9s %9s %7s\n", pname, "", "MRE", "median", "p90", "n");
+	row("time (speed-adjusted)", abacus_eval_get(ev, ABACUS_EVAL_TIME));
+	row("time (raw)", abacus_eval_get(ev, ABACUS_EVAL_TIME_RAW));
+	row("time, analytic baseline", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_TIME));
+	row("time, FLOPs-proportional baseline", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME));
+	row("time noise floor (speed-adjusted)", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED));
+	row("time noise floor (raw)", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME));
+	if (!isnan(abacus_eval_coverage(ev)))
+		printf("  %-34s %8.1f%%\n", "time: measured inside 90 % interval", 100 * abacus_eval_coverage(ev));
+	row("memory", abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
+	row("memory, analytic baseline", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY));
+	row("memory noise floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY));
+	for (size_t i = 0; i < nh; i++) {
+		char name[80];
+		printf("\n  hardware id %s\n", hws[i].hw);
+		snprintf(name, sizeof name, "time (speed-adjusted), %s", hws[i].hw);
+		row(name, &hws[i].time);
+		snprintf(name, sizeof name, "time (raw), %s", hws[i].hw);
+		row(name, &hws[i].time_raw);
+		snprintf(name, sizeof name, "time noise floor (adjusted), %s", hws[i].hw);
+		row(name, &hws[i].noise_time_adjusted);
+		snprintf(name, sizeof name, "time noise floor (raw), %s", hws[i].hw);
+		row(name, &hws[i].noise_time);
+		snprintf(name, sizeof name, "memory, %s", hws[i].hw);
+		row(name, &hws[i].memory);
+	}
+	size_t nm;
+	const abacus_eval_machine *ms = abacus_eval_machines(ev, &nm);
+	printf("\n  %-36s %6s %9s %9s %9s %9s %9s\n", "machine", "rows", "time MRE", "raw MRE", "noise", "coverage",
+	       "mem MRE");
+	for (size_t i = 0; i < nm; i++)
+		printf("  %-36.36s %6zu %8.2f%% %8.2f%% %8.2f%% %8.1f%% %8.2f%%\n", ms[i].machine, ms[i].time.n,
+		       100 * ms[i].time.mre, 100 * ms[i].time_raw.mre, 100 * ms[i].noise_time_adjusted.mre,
+		       100 * ms[i].coverage, 100 * ms[i].memory.mre);
+	printf("\n  %-34s %9s %9s %7s\n", "network", "time MRE", "mem MRE", "rows");
+	for (size_t i = 0; i < nn; i++)
+		printf("  %-34.34s %8.2f%% %8.2f%% %7zu\n", nets[i].network, 100 * nets[i].time_mre,
+		       100 * nets[i].memory_mre, nets[i].n);
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	const char *machines_arg = NULL;
@@ -277,51 +325,10 @@ int cmd_eval(int argc, char **argv)
 	                    : proto == ABACUS_EVAL_LOMO      ? "lomo"
 	                    : proto == ABACUS_EVAL_LOMACHINE ? "lomachine"
 	                                                     : "cross-hw";
-	size_t nn;
-	const abacus_eval_net *nets = abacus_eval_networks(ev, &nn);
-	size_t nh;
-	const abacus_eval_hw *hws = abacus_eval_hardware(ev, &nh);
 	if (fmt == FMT_JSON) {
 		write_json(stdout, ev, pname);
 	} else {
-		printf("protocol %s\n\n  %-34s %9s %9s %9s %7s\n", pname, "", "MRE", "median", "p90", "n");
-		row("time (speed-adjusted)", abacus_eval_get(ev, ABACUS_EVAL_TIME));
-		row("time (raw)", abacus_eval_get(ev, ABACUS_EVAL_TIME_RAW));
-		row("time, analytic baseline", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_TIME));
-		row("time, FLOPs-proportional baseline", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME));
-		row("time noise floor (speed-adjusted)", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED));
-		row("time noise floor (raw)", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME));
-		if (!isnan(abacus_eval_coverage(ev)))
-			printf("  %-34s %8.1f%%\n", "time: measured inside 90 % interval", 100 * abacus_eval_coverage(ev));
-		row("memory", abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
-		row("memory, analytic baseline", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY));
-		row("memory noise floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY));
-		for (size_t i = 0; i < nh; i++) {
-			char name[80];
-			printf("\n  hardware id %s\n", hws[i].hw);
-			snprintf(name, sizeof name, "time (speed-adjusted), %s", hws[i].hw);
-			row(name, &hws[i].time);
-			snprintf(name, sizeof name, "time (raw), %s", hws[i].hw);
-			row(name, &hws[i].time_raw);
-			snprintf(name, sizeof name, "time noise floor (adjusted), %s", hws[i].hw);
-			row(name, &hws[i].noise_time_adjusted);
-			snprintf(name, sizeof name, "time noise floor (raw), %s", hws[i].hw);
-			row(name, &hws[i].noise_time);
-			snprintf(name, sizeof name, "memory, %s", hws[i].hw);
-			row(name, &hws[i].memory);
-		}
-		size_t nm;
-		const abacus_eval_machine *ms = abacus_eval_machines(ev, &nm);
-		printf("\n  %-36s %6s %9s %9s %9s %9s %9s\n", "machine", "rows", "time MRE", "raw MRE", "noise", "coverage",
-		       "mem MRE");
-		for (size_t i = 0; i < nm; i++)
-			printf("  %-36.36s %6zu %8.2f%% %8.2f%% %8.2f%% %8.1f%% %8.2f%%\n", ms[i].machine, ms[i].time.n,
-			       100 * ms[i].time.mre, 100 * ms[i].time_raw.mre, 100 * ms[i].noise_time_adjusted.mre,
-			       100 * ms[i].coverage, 100 * ms[i].memory.mre);
-		printf("\n  %-34s %9s %9s %7s\n", "network", "time MRE", "mem MRE", "rows");
-		for (size_t i = 0; i < nn; i++)
-			printf("  %-34.34s %8.2f%% %8.2f%% %7zu\n", nets[i].network, 100 * nets[i].time_mre,
-			       100 * nets[i].memory_mre, nets[i].n);
+		print_table(ev, pname);
 	}
 	rc = CLI_OK;
 	if (svg && write_svg(svg, ev, pname)) {

@@ -102,6 +102,106 @@ static int refuse_batch(void *target, const char *v, const char *cmd)
 	return cli_usage(cmd, "plan chooses the batch; use --max-batch to bound it"), -2;
 }
 
+/* The largest batch up to max_batch whose memory, at the upper end of its interval, fits the budget: doubling,
+ * then bisection (peak memory grows with the batch). Batch 1 fits (the caller checked). */
+static int largest_fitting(int64_t *out, const abacus_predictor *p, const abacus_graph *g, abacus_config cfg,
+                           const char *hw, int64_t budget, int64_t max_batch, abacus_error *err)
+{
+	int64_t good = 1, bad = -1;
+	point probe;
+	while (bad < 0 && good < max_batch) {
+		int64_t b = good * 2 > max_batch ? max_batch : good * 2;
+		if (predict_at(&probe, p, g, cfg, b, hw, err))
+			return -1;
+		if (probe.pr.memory_hi_bytes <= budget)
+			good = b;
+		else
+			bad = b;
+	}
+	while (bad > 0 && bad - good > 1) {
+		int64_t mid = good + (bad - good) / 2;
+		if (predict_at(&probe, p, g, cfg, mid, hw, err))
+			return -1;
+		if (probe.pr.memory_hi_bytes <= budget)
+			good = mid;
+		else
+			bad = mid;
+	}
+	*out = good;
+	return 0;
+}
+
+/* What plan found, for its printers. */
+typedef struct plan_report {
+	const char *file, *hw;
+	abacus_optimizer optimizer;
+	int64_t budget, samples, good;
+	const point *pts;
+	int n;
+} plan_report;
+
+static void print_json(const plan_report *r)
+{
+	printf("{\"graph\": ");
+	json_str(stdout, r->file);
+	printf(", \"hw\": ");
+	json_str(stdout, r->hw);
+	printf(", \"optimizer\": \"%s\", \"budget_bytes\": %lld, \"samples\": %lld, \"max_batch\": %lld, \"batches\": [\n",
+	       abacus_optimizer_name(r->optimizer), (long long)r->budget, (long long)r->samples, (long long)r->good);
+	for (int i = 0; i < r->n; i++) {
+		const point *q = &r->pts[i];
+		double epoch = ceil((double)r->samples / (double)q->batch) * q->pr.time_s;
+		printf("  {\"batch\": %lld, \"time_s\": %.6g, \"throughput\": %.6g, \"epoch_s\": %.6g, \"memory_bytes\": %lld, "
+		       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"verdict\": \"%s\", \"breakdown\": "
+		       "{\"weights\": %lld, \"buffers\": %lld, \"gradients\": %lld, \"optimizer\": %lld, \"inputs\": %lld, "
+		       "\"activations\": %lld, \"workspace\": %lld, \"learned_correction\": %lld}}%s\n",
+		       (long long)q->batch, q->pr.time_s, (double)q->batch / q->pr.time_s, epoch, (long long)q->pr.memory_bytes,
+		       (long long)q->pr.memory_lo_bytes, (long long)q->pr.memory_hi_bytes, verdict(q, r->budget),
+		       (long long)q->analytic.weights, (long long)q->analytic.buffers, (long long)q->analytic.gradients,
+		       (long long)q->analytic.optimizer, (long long)q->analytic.inputs, (long long)q->analytic.activations,
+		       (long long)q->analytic.workspace, (long long)(q->pr.memory_bytes - q->analytic.peak),
+		       i + 1 < r->n ? "," : "");
+	}
+	printf("]}\n");
+}
+
+static void print_table(const plan_report *r)
+{
+	char b1[32];
+	fmt_bytes(b1, sizeof b1, (double)r->budget);
+	printf("%s on %s, %s, budget %s: largest batch that fits: %lld\n\n", r->file, r->hw,
+	       abacus_optimizer_name(r->optimizer), b1, (long long)r->good);
+	printf("  %7s %12s %14s %12s %12s %24s  %s\n", "batch", "time/iter", "samples/s", "epoch", "memory",
+	       "90% interval", "verdict");
+	for (int i = 0; i < r->n; i++) {
+		const point *q = &r->pts[i];
+		char m[32], lo[32], hi[32], iv[72];
+		fmt_bytes(m, sizeof m, (double)q->pr.memory_bytes);
+		fmt_bytes(lo, sizeof lo, (double)q->pr.memory_lo_bytes);
+		fmt_bytes(hi, sizeof hi, (double)q->pr.memory_hi_bytes);
+		snprintf(iv, sizeof iv, "%s-%s", lo, hi);
+		double epoch = ceil((double)r->samples / (double)q->batch) * q->pr.time_s;
+		printf("  %7lld %10.4g s %14.1f %10.4g s %12s %24s  %s\n", (long long)q->batch, q->pr.time_s,
+		       (double)q->batch / q->pr.time_s, epoch, m, iv, verdict(q, r->budget));
+	}
+	const point *q = &r->pts[0];
+	for (int i = 0; i < r->n; i++)
+		if (r->pts[i].batch == r->good)
+			q = &r->pts[i];
+	char w[32], gr[32], op[32], in[32], ac[32], ws[32], corr[32];
+	fmt_bytes(w, sizeof w, (double)(q->analytic.weights + q->analytic.buffers));
+	fmt_bytes(gr, sizeof gr, (double)q->analytic.gradients);
+	fmt_bytes(op, sizeof op, (double)q->analytic.optimizer);
+	fmt_bytes(in, sizeof in, (double)q->analytic.inputs);
+	fmt_bytes(ac, sizeof ac, (double)q->analytic.activations);
+	fmt_bytes(ws, sizeof ws, (double)q->analytic.workspace);
+	fmt_bytes(corr, sizeof corr, fabs((double)(q->pr.memory_bytes - q->analytic.peak)));
+	printf("\nmemory at batch %lld: weights+buffers %s, gradients %s, optimizer %s, inputs %s, saved activations "
+	       "%s, workspace %s, learned correction %s%s (epoch = %lld samples)\n",
+	       (long long)r->good, w, gr, op, in, ac, ws, q->pr.memory_bytes < q->analytic.peak ? "-" : "+", corr,
+	       (long long)r->samples);
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	cli_graph_opts o;
@@ -158,27 +258,9 @@ int cmd_plan(int argc, char **argv)
 		        b1, abacus_optimizer_name(o.cfg.optimizer), b2, b3, o.file);
 		goto out;
 	}
-	/* Doubling, then bisection on the upper end of the interval. */
-	int64_t good = 1, bad = -1;
-	point probe;
-	while (bad < 0 && good < max_batch) {
-		int64_t b = good * 2 > max_batch ? max_batch : good * 2;
-		if (predict_at(&probe, p, g, o.cfg, b, hw, &err))
-			goto fail;
-		if (probe.pr.memory_hi_bytes <= budget)
-			good = b;
-		else
-			bad = b;
-	}
-	while (bad > 0 && bad - good > 1) {
-		int64_t mid = good + (bad - good) / 2;
-		if (predict_at(&probe, p, g, o.cfg, mid, hw, &err))
-			goto fail;
-		if (probe.pr.memory_hi_bytes <= budget)
-			good = mid;
-		else
-			bad = mid;
-	}
+	int64_t good;
+	if (largest_fitting(&good, p, g, o.cfg, hw, budget, max_batch, &err))
+		goto fail;
 	/* Rows: powers of two up to twice the answer, the answer itself and the next batch. */
 	int64_t cand[64];
 	int nc = 0;
@@ -201,63 +283,11 @@ int cmd_plan(int argc, char **argv)
 			goto fail;
 		n++;
 	}
-	if (fmt == FMT_JSON) {
-		printf("{\"graph\": ");
-		json_str(stdout, o.file);
-		printf(", \"hw\": ");
-		json_str(stdout, one.pr.hw);
-		printf(", \"optimizer\": \"%s\", \"budget_bytes\": %lld, \"samples\": %lld, \"max_batch\": %lld, \"batches\": [\n",
-		       abacus_optimizer_name(o.cfg.optimizer), (long long)budget, (long long)samples, (long long)good);
-		for (int i = 0; i < n; i++) {
-			const point *q = &pts[i];
-			double epoch = ceil((double)samples / (double)q->batch) * q->pr.time_s;
-			printf("  {\"batch\": %lld, \"time_s\": %.6g, \"throughput\": %.6g, \"epoch_s\": %.6g, \"memory_bytes\": %lld, "
-			       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"verdict\": \"%s\", \"breakdown\": "
-			       "{\"weights\": %lld, \"buffers\": %lld, \"gradients\": %lld, \"optimizer\": %lld, \"inputs\": %lld, "
-			       "\"activations\": %lld, \"workspace\": %lld, \"learned_correction\": %lld}}%s\n",
-			       (long long)q->batch, q->pr.time_s, (double)q->batch / q->pr.time_s, epoch, (long long)q->pr.memory_bytes,
-			       (long long)q->pr.memory_lo_bytes, (long long)q->pr.memory_hi_bytes, verdict(q, budget),
-			       (long long)q->analytic.weights, (long long)q->analytic.buffers, (long long)q->analytic.gradients,
-			       (long long)q->analytic.optimizer, (long long)q->analytic.inputs, (long long)q->analytic.activations,
-			       (long long)q->analytic.workspace, (long long)(q->pr.memory_bytes - q->analytic.peak),
-			       i + 1 < n ? "," : "");
-		}
-		printf("]}\n");
-	} else {
-		char b1[32];
-		fmt_bytes(b1, sizeof b1, (double)budget);
-		printf("%s on %s, %s, budget %s: largest batch that fits: %lld\n\n", o.file, one.pr.hw,
-		       abacus_optimizer_name(o.cfg.optimizer), b1, (long long)good);
-		printf("  %7s %12s %14s %12s %12s %24s  %s\n", "batch", "time/iter", "samples/s", "epoch", "memory",
-		       "90% interval", "verdict");
-		for (int i = 0; i < n; i++) {
-			const point *q = &pts[i];
-			char m[32], lo[32], hi[32], iv[72];
-			fmt_bytes(m, sizeof m, (double)q->pr.memory_bytes);
-			fmt_bytes(lo, sizeof lo, (double)q->pr.memory_lo_bytes);
-			fmt_bytes(hi, sizeof hi, (double)q->pr.memory_hi_bytes);
-			snprintf(iv, sizeof iv, "%s-%s", lo, hi);
-			double epoch = ceil((double)samples / (double)q->batch) * q->pr.time_s;
-			printf("  %7lld %10.4g s %14.1f %10.4g s %12s %24s  %s\n", (long long)q->batch, q->pr.time_s,
-			       (double)q->batch / q->pr.time_s, epoch, m, iv, verdict(q, budget));
-		}
-		const point *q = &pts[0];
-		for (int i = 0; i < n; i++)
-			if (pts[i].batch == good)
-				q = &pts[i];
-		char w[32], gr[32], op[32], in[32], ac[32], ws[32], corr[32];
-		fmt_bytes(w, sizeof w, (double)(q->analytic.weights + q->analytic.buffers));
-		fmt_bytes(gr, sizeof gr, (double)q->analytic.gradients);
-		fmt_bytes(op, sizeof op, (double)q->analytic.optimizer);
-		fmt_bytes(in, sizeof in, (double)q->analytic.inputs);
-		fmt_bytes(ac, sizeof ac, (double)q->analytic.activations);
-		fmt_bytes(ws, sizeof ws, (double)q->analytic.workspace);
-		fmt_bytes(corr, sizeof corr, fabs((double)(q->pr.memory_bytes - q->analytic.peak)));
-		printf("\nmemory at batch %lld: weights+buffers %s, gradients %s, optimizer %s, inputs %s, saved activations "
-		       "%s, workspace %s, learned correction %s%s (epoch = %lld samples)\n",
-		       (long long)good, w, gr, op, in, ac, ws, q->pr.memory_bytes < q->analytic.peak ? "-" : "+", corr,
-		       (long long)samples);
-	}
+	plan_report rep = { o.file, one.pr.hw, o.cfg.optimizer, budget, samples, good, pts, n };
+	if (fmt == FMT_JSON)
+		print_json(&rep);
+	else
+		print_table(&rep);
 	if (svg && write_svg(svg, o.file, pts, n, budget, good)) {
 		fprintf(stderr, "abacus: cannot write '%s'\n", svg);
 		goto out;
