@@ -102,6 +102,49 @@ static int measure(int k, int threads, const char *rows, const char *cap)
 	return CLI_OK;
 }
 
+/* Predicts every ok row measured on machine m from its profile: lr[i] = log(measured / predicted by the
+ * bare profile), before[i] its relative error; *k rows, *other rows of other machines (one named in
+ * *other_id). 0, or -1 with the failing row's error printed. */
+static int predict_rows(double *lr, double *before, size_t *k, size_t *other, const char **other_id,
+                        abacus_dataset **sets, size_t n_sets, const abacus_predictor *p, const abacus_machine *m,
+                        const char *root)
+{
+	abacus_error err;
+	for (size_t s = 0; s < n_sets; s++)
+		for (size_t i = 0; i < abacus_dataset_n_rows(sets[s]); i++) {
+			const abacus_row *r = abacus_dataset_row(sets[s], i);
+			if (strcmp(r->status, "ok"))
+				continue;
+			if (strcmp(r->machine, abacus_machine_id(m))) {
+				(*other)++;
+				*other_id = r->machine;
+				continue;
+			}
+			char path[PATH_MAX + 256];
+			snprintf(path, sizeof path, "%s%s%s", r->graph[0] == '/' ? "" : root, r->graph[0] == '/' ? "" : "/", r->graph);
+			abacus_graph *g = NULL;
+			abacus_analysis *a = NULL;
+			abacus_config cfg = ABACUS_CONFIG_INIT;
+			cfg.batch = r->batch;
+			abacus_prediction pr;
+			int bad = abacus_parse_optimizer(&cfg.optimizer, r->optimizer, &err) ||
+			          abacus_graph_load_file(&g, path, &err) || abacus_analyze(&a, g, &cfg, &err) ||
+			          abacus_predict_machine(&pr, p, a, m, r->calib_s > 0 ? r->calib_s : 0, &err);
+			abacus_analysis_free(a);
+			abacus_graph_free(g);
+			if (bad) {
+				fprintf(stderr, "abacus: row at line %zu (%s): %s\n", r->line, r->network, err.msg);
+				return -1;
+			}
+			/* The prediction already carries the profile's earlier factor: adapt from the bare profile. */
+			double bare = pr.time_s / abacus_machine_adapted(m, NULL);
+			lr[*k] = log(r->time_s / bare);
+			before[*k] = fabs(bare - r->time_s) / r->time_s;
+			(*k)++;
+		}
+	return 0;
+}
+
 int cmd_adapt(int argc, char **argv)
 {
 	const char *machine = NULL, *model = NULL, *out = NULL, *root = ".", *rows_out = NULL;
@@ -180,38 +223,8 @@ int cmd_adapt(int argc, char **argv)
 		goto done;
 	}
 	const char *other_id = NULL;
-	for (size_t s = 0; s < n_sets; s++)
-		for (size_t i = 0; i < abacus_dataset_n_rows(sets[s]); i++) {
-			const abacus_row *r = abacus_dataset_row(sets[s], i);
-			if (strcmp(r->status, "ok"))
-				continue;
-			if (strcmp(r->machine, abacus_machine_id(m))) {
-				other++;
-				other_id = r->machine;
-				continue;
-			}
-			char path[PATH_MAX + 256];
-			snprintf(path, sizeof path, "%s%s%s", r->graph[0] == '/' ? "" : root, r->graph[0] == '/' ? "" : "/", r->graph);
-			abacus_graph *g = NULL;
-			abacus_analysis *a = NULL;
-			abacus_config cfg = ABACUS_CONFIG_INIT;
-			cfg.batch = r->batch;
-			abacus_prediction pr;
-			int bad = abacus_parse_optimizer(&cfg.optimizer, r->optimizer, &err) ||
-			          abacus_graph_load_file(&g, path, &err) || abacus_analyze(&a, g, &cfg, &err) ||
-			          abacus_predict_machine(&pr, p, a, m, r->calib_s > 0 ? r->calib_s : 0, &err);
-			abacus_analysis_free(a);
-			abacus_graph_free(g);
-			if (bad) {
-				fprintf(stderr, "abacus: row at line %zu (%s): %s\n", r->line, r->network, err.msg);
-				goto done;
-			}
-			/* The prediction already carries the profile's earlier factor: adapt from the bare profile. */
-			double bare = pr.time_s / abacus_machine_adapted(m, NULL);
-			lr[k] = log(r->time_s / bare);
-			before[k] = fabs(bare - r->time_s) / r->time_s;
-			k++;
-		}
+	if (predict_rows(lr, before, &k, &other, &other_id, sets, n_sets, p, m, root))
+		goto done;
 	if (!k) {
 		fprintf(stderr, "abacus: no ok row was measured on machine %s (%zu ok rows of other machines%s%s); measure "
 		        "some here with 'abacus adapt --machine %s --measure 10 --rows here.csv'\n", abacus_machine_id(m), other,
