@@ -1044,6 +1044,74 @@ static int run(run_ctx *x, const worker_spec *base, config *todo, size_t n, work
 	return CLI_OK;
 }
 
+/* The worker, the tracker, the interpreter, the repository root and the graphs directory: given, or found from
+ * the binary's place in the tree (build/<mode>/abacus: collector/worker.py two levels up, the tracker beside
+ * the binary). 0, or -1 with the reason printed. */
+static int locate(const opts *o, run_ctx *x, char worker_abs[PATH_MAX], char tracker_abs[PATH_MAX])
+{
+	char dir[PATH_MAX], worker_path[PATH_MAX], tracker_path[PATH_MAX];
+	/* Where the worker and the tracker are: given, or found from the binary's place in the tree
+	 * (build/<mode>/abacus → collector/worker.py two levels up; the tracker beside the binary). */
+	int have_dir = cli_exe_dir(dir, sizeof dir) == 0;
+	if (o->worker) {
+		snprintf(worker_path, sizeof worker_path, "%s", o->worker);
+	} else {
+		worker_path[0] = '\0';
+		if (have_dir)
+			snprintf(worker_path, sizeof worker_path, "%.*s/../../collector/worker.py", PATH_MAX - 40, dir);
+		if (!have_dir || !file_exists(worker_path))
+			snprintf(worker_path, sizeof worker_path, "collector/worker.py");
+	}
+	if (o->tracker)
+		snprintf(tracker_path, sizeof tracker_path, "%s", o->tracker);
+	else
+		snprintf(tracker_path, sizeof tracker_path, "%.*s/libabacus_tracker.so", PATH_MAX - 40, have_dir ? dir : ".");
+	if (!realpath(worker_path, worker_abs)) {
+		fprintf(stderr, "abacus: cannot find the collector's worker (%s); give --worker collector/worker.py\n", worker_path);
+		return -1;
+	}
+	if (!realpath(tracker_path, tracker_abs)) {
+		fprintf(stderr, "abacus: cannot find the allocator tracker (%s); build it with 'make' or give --tracker\n",
+		        tracker_path);
+		return -1;
+	}
+	if (access(o->python, X_OK)) {
+		fprintf(stderr, "abacus: cannot execute %s; install Debian's python3 with python3-torch (or give --python)\n",
+		        o->python);
+		return -1;
+	}
+	/* The repository root: the directory above collector/. */
+	snprintf(x->repo_root, sizeof x->repo_root, "%s", worker_abs);
+	for (int k = 0; k < 2; k++) {
+		char *slash = strrchr(x->repo_root, '/');
+		if (slash)
+			*slash = '\0';
+	}
+	if (o->dry_run && !realpath(o->graphs, x->graphs_abs)) {
+		snprintf(x->graphs_abs, sizeof x->graphs_abs, "%s", o->graphs);
+	} else if (!o->dry_run && (mkdir_p(o->graphs) || !realpath(o->graphs, x->graphs_abs))) {
+		fprintf(stderr, "abacus: cannot create the graphs directory %s: %s\n", o->graphs, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* SIGINT and SIGTERM stop the run between rows (on_signal); SIGPIPE is ignored, and so is SIGXFSZ: a
+ * file-size limit (ulimit -f) then fails write() with EFBIG, reported like a full disk, instead of killing
+ * the collector in the middle of a row. */
+static void install_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal; /* no SA_RESTART: poll() and sleeps return early */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGXFSZ, &sa, NULL);
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	opts o;
@@ -1052,7 +1120,7 @@ int cmd_profile(int argc, char **argv)
 	size_t n_zoo = 0, n_cfg = 0, n_nets = 0;
 	config *cfg = NULL;
 	const zoo_net **nets = NULL;
-	char err[1024], dir[PATH_MAX], worker_path[PATH_MAX], tracker_path[PATH_MAX];
+	char err[1024];
 	int rc = CLI_FAIL;
 	FILE *log = NULL;
 	worker w;
@@ -1065,64 +1133,13 @@ int cmd_profile(int argc, char **argv)
 	x.o = &o;
 	x.csv.fd = -1;
 
-	/* Where the worker and the tracker are: given, or found from the binary's place in the tree
-	 * (build/<mode>/abacus → collector/worker.py two levels up; the tracker beside the binary). */
-	int have_dir = cli_exe_dir(dir, sizeof dir) == 0;
-	if (o.worker) {
-		snprintf(worker_path, sizeof worker_path, "%s", o.worker);
-	} else {
-		worker_path[0] = '\0';
-		if (have_dir)
-			snprintf(worker_path, sizeof worker_path, "%.*s/../../collector/worker.py", PATH_MAX - 40, dir);
-		if (!have_dir || !file_exists(worker_path))
-			snprintf(worker_path, sizeof worker_path, "collector/worker.py");
-	}
-	if (o.tracker)
-		snprintf(tracker_path, sizeof tracker_path, "%s", o.tracker);
-	else
-		snprintf(tracker_path, sizeof tracker_path, "%.*s/libabacus_tracker.so", PATH_MAX - 40, have_dir ? dir : ".");
 	char worker_abs[PATH_MAX], tracker_abs[PATH_MAX];
-	if (!realpath(worker_path, worker_abs)) {
-		fprintf(stderr, "abacus: cannot find the collector's worker (%s); give --worker collector/worker.py\n", worker_path);
+	if (locate(&o, &x, worker_abs, tracker_abs))
 		return CLI_FAIL;
-	}
-	if (!realpath(tracker_path, tracker_abs)) {
-		fprintf(stderr, "abacus: cannot find the allocator tracker (%s); build it with 'make' or give --tracker\n",
-		        tracker_path);
-		return CLI_FAIL;
-	}
-	if (access(o.python, X_OK)) {
-		fprintf(stderr, "abacus: cannot execute %s; install Debian's python3 with python3-torch (or give --python)\n",
-		        o.python);
-		return CLI_FAIL;
-	}
-	/* The repository root: the directory above collector/. */
-	snprintf(x.repo_root, sizeof x.repo_root, "%s", worker_abs);
-	for (int k = 0; k < 2; k++) {
-		char *slash = strrchr(x.repo_root, '/');
-		if (slash)
-			*slash = '\0';
-	}
-	if (o.dry_run && !realpath(o.graphs, x.graphs_abs)) {
-		snprintf(x.graphs_abs, sizeof x.graphs_abs, "%s", o.graphs);
-	} else if (!o.dry_run && (mkdir_p(o.graphs) || !realpath(o.graphs, x.graphs_abs))) {
-		fprintf(stderr, "abacus: cannot create the graphs directory %s: %s\n", o.graphs, strerror(errno));
-		return CLI_FAIL;
-	}
 	cpu_model(x.cpu, sizeof x.cpu);
 	snprintf(x.cores, sizeof x.cores, "%ld", sysconf(_SC_NPROCESSORS_ONLN));
 
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal; /* no SA_RESTART: poll() and sleeps return early */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	/* A file-size limit (ulimit -f) then fails write() with EFBIG, reported like a full disk, instead of
-	 * killing the collector in the middle of a row. */
-	sigaction(SIGXFSZ, &sa, NULL);
+	install_signals();
 
 	if (o.log && !(log = fopen(o.log, "a"))) {
 		fprintf(stderr, "abacus: cannot open %s: %s\n", o.log, strerror(errno));
