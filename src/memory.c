@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "runtime.h"
 
 typedef struct sim {
 	int64_t live;          /* everything not persistent */
@@ -357,15 +358,15 @@ static void forward_pass(const abacus_analysis *a, storages *st, sim *s)
 	}
 }
 
-/* The loss's forward and the start of backward, as the allocator tracker shows PyTorch 1.13 running them
- * on the CPU. Cross-entropy keeps its log-softmax; its backward holds that, the log-softmax's gradient and
- * the output's at once. MSE computes the unreduced squared error through two output-sized buffers, and the
- * loss scalar keeps one of them alive until the iteration ends (through backward and the step): a language
- * model's logits are the largest tensors it has, so this was GPT's peak, 9 % above the simulation. The
- * output itself dies once the loss no longer needs it (unless a layer saved it): after the forward for
- * cross-entropy, which keeps its result, not its input; after its backward for MSE. */
+/* The loss's forward and the start of backward. Cross-entropy keeps its log-softmax (loss_bytes); its backward
+ * holds that, the runtime's extra buffers (ce_backward_buffers) and the output's gradient at once. MSE keeps
+ * its unreduced error (loss_bytes), made through the runtime's mse_forward_buffers more, until the step if
+ * the runtime says so (mse_keeps_error). The output itself dies once the loss no longer needs it (unless a
+ * layer saved it): after the forward for cross-entropy, which keeps its result, not its input; after its
+ * backward for MSE. The numbers are the runtime's (runtime_torch_cpu.c says how PyTorch's were measured). */
 static void loss_forward(abacus_analysis *a, storages *st, sim *s, int ce)
 {
+	const ab_step_memory *rt = &a->rt->step;
 	const ab_shape *y = &a->shapes[a->g->outputs[0]];
 	int out_sid = st->sid[a->g->outputs[0]];
 	int free_out = st->alive[out_sid] && !st->saved_refs[out_sid] && is_activation(a, out_sid);
@@ -374,8 +375,8 @@ static void loss_forward(abacus_analysis *a, storages *st, sim *s, int ce)
 		st->alive[out_sid] = 0;
 		sub(s, NULL, bytes(&a->shapes[out_sid]));
 	} else if (!ce) {
-		add(s, NULL, bytes(y));
-		sub(s, NULL, bytes(y));
+		add(s, NULL, rt->mse_forward_buffers * bytes(y));
+		sub(s, NULL, rt->mse_forward_buffers * bytes(y));
 	}
 }
 
@@ -384,13 +385,14 @@ static void loss_backward(abacus_analysis *a, storages *st, sim *s, int ce)
 	const ab_shape *y = &a->shapes[a->g->outputs[0]];
 	int out_sid = st->sid[a->g->outputs[0]];
 	int free_out = st->alive[out_sid] && !st->saved_refs[out_sid] && is_activation(a, out_sid);
+	const ab_step_memory *rt = &a->rt->step;
 	if (ce)
-		add(s, NULL, bytes(y)); /* dL/d(log-softmax) */
-	add(s, NULL, bytes(y));         /* dL/d(output) */
+		add(s, NULL, rt->ce_backward_buffers * bytes(y)); /* dL/d(log-softmax) */
+	add(s, NULL, bytes(y));                                 /* dL/d(output) */
 	st->grad[out_sid] = 1;
 	st->gref[out_sid] = 1;
 	if (ce) {
-		sub(s, NULL, a->loss_bytes + bytes(y));
+		sub(s, NULL, a->loss_bytes + rt->ce_backward_buffers * bytes(y));
 	} else if (free_out) {
 		st->alive[out_sid] = 0;
 		sub(s, NULL, bytes(&a->shapes[out_sid]));
@@ -512,9 +514,10 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	for (size_t L = a->n_layers; L-- > 0;)
 		backward_layer(a, &st, &s, L);
 	/* ---- optimizer step: all gradients live, plus Adam's temporaries ---- */
-	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? 2 * max_param : 0);
+	const ab_step_memory *rt = &a->rt->step;
+	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? rt->adam_temporaries * max_param : 0);
 	/* The loss tensor, and with it the graph's records (graph_bytes), lives until the step returns. */
-	s.live = step_live + (ce ? 0 : a->loss_bytes) + s.graph;
+	s.live = step_live + (ce || !rt->mse_keeps_error ? 0 : a->loss_bytes) + s.graph;
 	s.saved = 0;
 	s.extra = s.graph;
 	touch(&s);

@@ -30,8 +30,18 @@ typedef struct ab_conv_desc {
 	int x_channels_last;              /* the input is an activation held channels-last */
 } ab_conv_desc;
 
+/* What a runtime's training step keeps alive beyond the generic rule (memory.c): counts of output-sized
+ * buffers around the loss, and of largest-parameter-sized temporaries in the optimizer step. */
+typedef struct ab_step_memory {
+	int ce_backward_buffers;   /* cross-entropy's backward: output-sized buffers beside dL/d(output) */
+	int mse_forward_buffers;   /* MSE's forward: output-sized transient buffers */
+	int mse_keeps_error;       /* MSE's loss keeps its unreduced error alive until the step returns (1/0) */
+	int adam_temporaries;      /* Adam's step: temporaries the size of the largest parameter */
+} ab_step_memory;
+
 typedef struct ab_runtime {
 	const char *name;                 /* as rows' `runtime` column says it: "torch-1.13.1" */
+	ab_step_memory step;              /* the training step's memory beyond the generic rule */
 	/* Kernel selection of a convolution: fills k->slow_path, k->pad_weight, k->dw_weight and the transient
 	 * bytes its backward kernels hold (k->bwd_workspace). */
 	void (*conv_kernel)(const ab_conv_desc *cv, ab_cost *k);

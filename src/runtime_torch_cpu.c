@@ -310,8 +310,14 @@ static double layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a
 	return w;
 }
 
+/* The loss and the step as the allocator tracker shows PyTorch 1.13 running them on the CPU (memory.c says
+ * how each is used): cross-entropy's backward holds the log-softmax's gradient beside the output's; MSE
+ * computes its unreduced error through two output-sized buffers and the loss keeps one of them until the
+ * step returns (a language model's logits are its largest tensors: GPT's peak was 9 % above the simulation
+ * without it); Adam's step holds two temporaries of the largest parameter. */
 const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.name = "torch-1.13.1",
+	.step = { .ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2 },
 	.conv_kernel = conv_kernel,
 	.dispatch_us = dispatch_us,
 	.act_ns = ARITH_NS,
