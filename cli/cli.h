@@ -103,6 +103,11 @@ void fmt_dims(char *buf, size_t len, int rank, const int64_t *dims);
 /* 1234567 → "1.23M" style (for tables only; JSON and CSV carry exact integers). */
 void fmt_si(char *buf, size_t len, double v);
 void fmt_bytes(char *buf, size_t len, double v);
+/* A duration in the unit people read it in: 850 µs, 34.7 ms, 6.26 s, 41 min, 2.9 h, 3.2 days (3 digits). */
+void fmt_duration(char *buf, size_t len, double seconds);
+/* The printf field width that shows `s` in `w` columns: w plus its UTF-8 continuation bytes (µ is two bytes,
+ * one column). */
+int cli_width(const char *s, int w);
 
 /* Prints the k layers with the largest share of compute (or of `time_s`, attributed by FLOPs, when it is
  * positive) and of saved activation memory: a table, or two JSON members ("top_time_layers",

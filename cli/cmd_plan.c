@@ -181,8 +181,11 @@ static void print_table(const plan_report *r)
 		fmt_bytes(hi, sizeof hi, (double)q->pr.memory_hi_bytes);
 		snprintf(iv, sizeof iv, "%s-%s", lo, hi);
 		double epoch = ceil((double)r->samples / (double)q->batch) * q->pr.time_s;
-		printf("  %7lld %10.4g s %14.1f %10.4g s %12s %24s  %s\n", (long long)q->batch, q->pr.time_s,
-		       (double)q->batch / q->pr.time_s, epoch, m, iv, verdict(q, r->budget));
+		char it[32], ep[32];
+		fmt_duration(it, sizeof it, q->pr.time_s);
+		fmt_duration(ep, sizeof ep, epoch);
+		printf("  %7lld %*s %14.1f %*s %12s %24s  %s\n", (long long)q->batch, cli_width(it, 12), it,
+		       (double)q->batch / q->pr.time_s, cli_width(ep, 12), ep, m, iv, verdict(q, r->budget));
 	}
 	const point *q = &r->pts[0];
 	for (int i = 0; i < r->n; i++)

@@ -99,7 +99,11 @@ int cmd_predict(int argc, char **argv)
 		fmt_bytes(m2, sizeof m2, (double)pr.memory_lo_bytes);
 		fmt_bytes(m3, sizeof m3, (double)pr.memory_hi_bytes);
 		printf("%s, batch %lld, %s, %s\n", o.file, (long long)o.cfg.batch, abacus_optimizer_name(o.cfg.optimizer), pr.hw);
-		printf("  time per iteration  %.4g s   (90 %% interval %.4g – %.4g s)\n", pr.time_s, pr.time_lo_s, pr.time_hi_s);
+		char t[32], lo[32], hi[32];
+		fmt_duration(t, sizeof t, pr.time_s);
+		fmt_duration(lo, sizeof lo, pr.time_lo_s);
+		fmt_duration(hi, sizeof hi, pr.time_hi_s);
+		printf("  time per iteration  %s   (90 %% interval %s – %s)\n", t, lo, hi);
 		printf("  peak memory         %s   (90 %% interval %s – %s)\n", m1, m2, m3);
 		const struct { const char *name; int64_t v; } rows[] = {
 			{ "weights", m->weights }, { "buffers", m->buffers }, { "gradients", m->gradients },

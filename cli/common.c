@@ -169,6 +169,31 @@ void fmt_bytes(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.2f %s", v, u[k]);
 }
 
+void fmt_duration(char *buf, size_t len, double s)
+{
+	if (!(s >= 0) || !isfinite(s))
+		snprintf(buf, len, "?");
+	else if (s < 1e-3)
+		snprintf(buf, len, "%.3g µs", s * 1e6);
+	else if (s < 1)
+		snprintf(buf, len, "%.3g ms", s * 1e3);
+	else if (s < 60)
+		snprintf(buf, len, "%.3g s", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%.3g min", s / 60);
+	else if (s < 2 * 86400)
+		snprintf(buf, len, "%.3g h", s / 3600);
+	else
+		snprintf(buf, len, "%.3g days", s / 86400);
+}
+
+int cli_width(const char *s, int w)
+{
+	for (; *s; s++)
+		w += ((unsigned char)*s & 0xC0) == 0x80;
+	return w;
+}
+
 /* The k largest of v[0..n) (positive ones only), largest first, into idx; returns how many (k is small:
  * insertion is fine). */
 static size_t top_k(const double *v, size_t n, size_t *idx, size_t k)
@@ -243,16 +268,16 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
 			if (by_saved)
 				fmt_bytes(b, sizeof b, (double)l->saved_bytes);
 			else if (time_s > 0)
-				snprintf(b, sizeof b, "%.4g s", share * time_s);
+				fmt_duration(b, sizeof b, share * time_s);
 			else
 				fmt_si(b, sizeof b, (double)l->forward_flops + (double)l->backward_flops);
-			printf("  %5.1f%%  %-12s %-40.40s %s\n", 100 * share, b, l->name, l->op);
+			printf("  %5.1f%%  %-*s %-40.40s %s\n", 100 * share, cli_width(b, 12), b, l->name, l->op);
 		}
 		if (!by_saved && shares) {
 			char b[32] = "";
 			if (time_s > 0)
-				snprintf(b, sizeof b, "%.4g s", step_share * time_s);
-			printf("  %5.1f%%  %-12s %s\n", 100 * step_share, b, "(the optimizer step, outside any layer)");
+				fmt_duration(b, sizeof b, step_share * time_s);
+			printf("  %5.1f%%  %-*s %s\n", 100 * step_share, cli_width(b, 12), b, "(the optimizer step, outside any layer)");
 		}
 	}
 	free(v);

@@ -68,6 +68,7 @@ golden "features json" tests/golden/features.json $A features $G2 --batch 2 --fo
 M=/tmp/abacus_cli_model.$$
 expect_rc "train" 0 $A train tests/data/small.csv --out "$M" --rounds 30
 golden "plan json" tests/golden/plan.json $A plan tests/data/graphs/resnet18-64.onnx --mem 300MiB --model "$M" --format json --samples 1000
+golden "plan table" tests/golden/plan.txt $A plan tests/data/graphs/resnet18-64.onnx --mem 300MiB --model "$M" --samples 1000
 golden "predict table" tests/golden/predict.txt $A predict tests/data/graphs/mlp-32.onnx --batch 4 --model "$M"
 expect_rc "train without --out" 2 $A train tests/data/small.csv
 expect_rc "train bad rounds" 2 $A train tests/data/small.csv --out "$M" --rounds 0

@@ -111,3 +111,22 @@ void test_cli_opt_table(void)
 		free(t.args.v);
 	}
 }
+
+/* Durations in the units people read them in (plan's epochs were printed as 3.665e+05 s). */
+void test_cli_fmt_duration(void);
+void test_cli_fmt_duration(void)
+{
+	static const struct { double s; const char *want; } cases[] = {
+		{ 0.00085, "850 µs" }, { 0.0347, "34.7 ms" }, { 6.26, "6.26 s" }, { 2460, "41 min" },
+		{ 10440, "2.9 h" }, { 367500, "4.25 days" }, { 0, "0 µs" }, { -1, "?" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char b[32];
+		fmt_duration(b, sizeof b, cases[i].s);
+		if (strcmp(b, cases[i].want))
+			fprintf(stderr, "  %g s printed as '%s', wanted '%s'\n", cases[i].s, b, cases[i].want);
+		CHECK(!strcmp(b, cases[i].want));
+	}
+	CHECK_EQ_I64(cli_width("850 µs", 12), 13);
+	CHECK_EQ_I64(cli_width("6.26 s", 12), 12);
+}

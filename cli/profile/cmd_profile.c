@@ -687,18 +687,6 @@ static const limit *find_limit(const limit *l, size_t n, const config *c)
 
 /* ---- the run ----------------------------------------------------------------------------------------- */
 
-static void fmt_duration(char *buf, size_t len, double s)
-{
-	if (s < 0 || s > 1e8)
-		snprintf(buf, len, "?");
-	else if (s < 60)
-		snprintf(buf, len, "%.0fs", s);
-	else if (s < 3600)
-		snprintf(buf, len, "%ldm%02lds", (long)s / 60, (long)s % 60);
-	else
-		snprintf(buf, len, "%ldh%02ldm", (long)(s / 3600), ((long)s % 3600) / 60);
-}
-
 static void progress(size_t done, size_t total, double elapsed, const config *c)
 {
 	fprintf(stderr, "\r\033[K[%zu/%zu] %s %s %s %s r%lld", done + 1, total, c->net->name, c->shape, c->optimizer, c->hw,
