@@ -670,21 +670,6 @@ int ab_shape_rnn(ab_ctx *c)
 	return ab_set_out(c, 2, x->dtype, 3, yh);
 }
 
-/* What one recurrent step (one layer, one direction) costs besides streaming its recurrent matrix R, in
- * bytes of R streamed in the same time (ab_cost_rnn): its dispatch (LSTM/GRU, plain RNN), its three
- * products per row-MAC once the batch makes them compute-bound, its gates' element-wise work per
- * gate element. */
-#define AB_RNN_STEP_BYTES 361000
-#define AB_RNN_PLAIN_STEP_BYTES 156000
-#define AB_RNN_MAC_BYTES 0.444
-#define AB_RNN_GATE_BYTES 48
-/* Bytes of autograd records a CPU recurrent step (one direction) keeps from its forward until its
- * backward, and until the graph dies (measured, ab_cost_rnn): LSTM/GRU, and a plain RNN. */
-#define AB_RNN_STEP_RECORD_BYTES 4400
-#define AB_RNN_STEP_GRAPH_BYTES 9600
-#define AB_RNN_PLAIN_RECORD_BYTES 950
-#define AB_RNN_PLAIN_GRAPH_BYTES 3000
-
 int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0), *w = ab_in(c, 1);
@@ -710,21 +695,21 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	 * of dispatch, plus 0.224 ns per byte of R or, when more, 0.1 ns per row-MAC of the three products
 	 * (compute-bound from batch ~9), plus 10.8 ns per gate element (the unfused sigmoid/tanh/product
 	 * kernels forward and backward); a plain RNN's step, a few kernels, about 35 µs. All are priced as
-	 * bytes of R streamed (AB_RNN_*), and the recurrent products' and gates' FLOPs leave the FLOP
+	 * bytes of R streamed (the runtime's rnn costs), and the recurrent products' and gates' FLOPs leave the FLOP
 	 * terms (serial_flops). FLOPs plus bytes (the form before) counted the products twice and a 55 µs
 	 * dispatch: small H came out 25 % fast (gru_classifier, H 128: -23 %, unseen; a bidirectional
 	 * LSTM with H 64: -37 %), a plain RNN 10-40 % slow, H 512 at batch 4 26 % slow. x·Wᵀ stays a FLOP
 	 * term: PyTorch runs it as one product over the whole sequence. */
 	int64_t r_elems, rbytes, rec_macs, gate_bytes, rec_flops, ew3;
 	if (ab_mul(gh, h, &r_elems) || ab_mul(r_elems, 4, &rbytes) || ab_mul(batch, r_elems, &rec_macs) ||
-	    ab_mul(batch, gh, &gate_bytes) || ab_mul(gate_bytes, AB_RNN_GATE_BYTES, &gate_bytes) ||
+	    ab_mul(batch, gh, &gate_bytes) || ab_mul(gate_bytes, c->rt->rnn.gate_bytes, &gate_bytes) ||
 	    ab_mul(ew, 3, &ew3) ||
 	    ab_mul(rec_macs, 6 * k->serial_steps, &rec_flops) || ab_add(rec_flops, ew3, &k->serial_flops))
 		return OVF(c);
 	/* Doubles from here: rec_macs fits 64 bits, so its product by a constant under one fits a double. */
-	double prod = AB_RNN_MAC_BYTES * (double)rec_macs, per_step;
+	double prod = c->rt->rnn.mac_bytes * (double)rec_macs, per_step;
 	per_step = (prod > (double)rbytes ? prod : (double)rbytes) + (double)gate_bytes +
-	           (G == 1 ? AB_RNN_PLAIN_STEP_BYTES : AB_RNN_STEP_BYTES);
+	           (G == 1 ? c->rt->rnn.plain_step_bytes : c->rt->rnn.step_bytes);
 	if (ab_d2i(per_step * (double)k->serial_steps, &k->serial_bytes))
 		return OVF(c);
 	/* Backward: input gradients (one product) and weight gradients (one product), element-wise twice. */
@@ -743,9 +728,9 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	int64_t per_bytes = G == 1 ? 4 * gh : 30 * h; /* per step and sample: the gates, or 7.5·H floats */
 	int64_t records;
 	if (ab_mul(steps, per_bytes, &k->extra_bytes) ||
-	    ab_mul(k->serial_steps, G == 1 ? AB_RNN_PLAIN_RECORD_BYTES : AB_RNN_STEP_RECORD_BYTES, &records) ||
+	    ab_mul(k->serial_steps, G == 1 ? c->rt->rnn.plain_record_bytes : c->rt->rnn.record_bytes, &records) ||
 	    ab_add(k->extra_bytes, records, &k->extra_bytes) ||
-	    ab_mul(k->serial_steps, G == 1 ? AB_RNN_PLAIN_GRAPH_BYTES : AB_RNN_STEP_GRAPH_BYTES, &k->graph_bytes))
+	    ab_mul(k->serial_steps, G == 1 ? c->rt->rnn.plain_graph_bytes : c->rt->rnn.graph_bytes, &k->graph_bytes))
 		return OVF(c);
 	if (!ab_in_rg(c, 0) && !ab_in_rg(c, 1) && !ab_in_rg(c, 2))
 		k->graph_bytes = 0; /* no autograd records without a gradient to compute */

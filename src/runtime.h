@@ -39,9 +39,20 @@ typedef struct ab_step_memory {
 	int adam_temporaries;      /* Adam's step: temporaries the size of the largest parameter */
 } ab_step_memory;
 
+/* A recurrent layer run step by step (ops_nn.c ab_cost_rnn), one layer and direction per step: what a step
+ * costs besides streaming its recurrent matrix R, in bytes of R streamed in the same time (LSTM/GRU and a
+ * plain RNN: its dispatch; per row-MAC of its three products once the batch makes them compute-bound; per
+ * gate element), and the autograd records it keeps from its forward to its backward and to the graph's end. */
+typedef struct ab_rnn_costs {
+	double step_bytes, plain_step_bytes, mac_bytes;
+	int64_t gate_bytes;
+	int64_t record_bytes, graph_bytes, plain_record_bytes, plain_graph_bytes;
+} ab_rnn_costs;
+
 typedef struct ab_runtime {
 	const char *name;                 /* as rows' `runtime` column says it: "torch-1.13.1" */
 	ab_step_memory step;              /* the training step's memory beyond the generic rule */
+	ab_rnn_costs rnn;                 /* recurrent layers' per-step costs */
 	/* Kernel selection of a convolution: fills k->slow_path, k->pad_weight, k->dw_weight and the transient
 	 * bytes its backward kernels hold (k->bwd_workspace). */
 	void (*conv_kernel)(const ab_conv_desc *cv, ab_cost *k);

@@ -318,6 +318,12 @@ static double layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a
 const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.name = "torch-1.13.1",
 	.step = { .ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2 },
+	/* A step's dispatch is priced as 361 kB of R streamed (156 kB for a plain RNN), a row-MAC of its products
+	 * as 0.444 B, a gate element as 48 B (docs/COSTS.md, recurrent steps); its autograd keeps, measured with
+	 * the allocator tracker, 4,400 B of records to its backward and 9,600 B to the graph's end (a plain RNN
+	 * 950 and 3,000). */
+	.rnn = { .step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.444, .gate_bytes = 48,
+	         .record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000 },
 	.conv_kernel = conv_kernel,
 	.dispatch_us = dispatch_us,
 	.act_ns = ARITH_NS,
