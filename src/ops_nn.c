@@ -463,19 +463,12 @@ int ab_cost_norm(ab_ctx *c, ab_cost *k)
 	else
 		groups = x->rank > 0 ? x->numel / (x->dims[x->rank - 1] ? x->dims[x->rank - 1] : 1) : 1;
 	k->extra_bytes = 2 * 4 * groups;
-	/* BatchNorm's backward holds one input-sized buffer beside the input's gradient (the allocator
-	 * tracker: a peak of two input-sized tensors over what was live, one left after). */
-	if (bn && ab_in_rg(c, 0))
-		k->bwd_workspace = bytes_of(x);
-	/* PyTorch's CPU batch norm (statistics, normalisation and backward) loops over (sample, channel)
-	 * rows and vectorises within a row's map. A map of 2 to 15 elements (2×2, 3×3, 1×2: the last stages
-	 * of a network at small inputs) fills no vector: measured on cpu1, fwd + bwd of [8, 960, 2, 2] takes
-	 * 0.9-1.1 ms, [8, 960, 4, 4] (4× the data) 0.3 ms; 75-140 ns per row at 2-9 elements for 64 to
-	 * 960 channels and batches 8 and 32, against 3-5 ns per element on larger maps. A 1×1 map takes a
-	 * separate fast path (8 ns per row). Such rows are a time term of their own (AB_TERM_NORM_ROWS). */
+	/* The backward's transient buffers and the unvectorised small maps are the runtime's (runtime.h). */
+	if (bn && ab_in_rg(c, 0) && ab_mul(bytes_of(x), c->rt->bn_backward_buffers, &k->bwd_workspace))
+		return OVF(c);
 	if (bn && groups > 0 && x->rank > 2) {
 		int64_t rows = x->dims[0] * groups, map = rows > 0 ? x->numel / rows : 0;
-		if (map > 1 && map < 16)
+		if (map >= c->rt->bn_scalar_map_min && map <= c->rt->bn_scalar_map_max)
 			k->norm_rows = rows;
 	}
 	io_bytes(c, k);

@@ -53,6 +53,10 @@ typedef struct ab_runtime {
 	const char *name;                 /* as rows' `runtime` column says it: "torch-1.13.1" */
 	ab_step_memory step;              /* the training step's memory beyond the generic rule */
 	ab_rnn_costs rnn;                 /* recurrent layers' per-step costs */
+	/* Batch norm: input-sized buffers its backward holds beside the input's gradient, and the map sizes
+	 * (elements per (sample, channel) row) its kernels run row by row, unvectorised (AB_TERM_NORM_ROWS). */
+	int bn_backward_buffers;
+	int64_t bn_scalar_map_min, bn_scalar_map_max;
 	/* Kernel selection of a convolution: fills k->slow_path, k->pad_weight, k->dw_weight and the transient
 	 * bytes its backward kernels hold (k->bwd_workspace). */
 	void (*conv_kernel)(const ab_conv_desc *cv, ab_cost *k);
