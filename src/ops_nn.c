@@ -709,16 +709,8 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	k->bwd = (ab_in_rg(c, 0) ? mm : mm / 2) + mm / 2 * 1 + mm / 2 + 2 * ew;
 	k->in_mask = 1;
 	k->out_mask = 1;
-	/* PyTorch's CPU cells (aten/src/ATen/native/RNN.cpp) keep, per step, sample and direction, new
-	 * storage for the gates (activated in place) and the cell's intermediate results. Measured with the
-	 * allocator tracker (H 256, sequence 128, batch 1 to 32, one and two directions): LSTM and GRU alike
-	 * keep 7.5·H floats per step and sample beside the output, and 14 kB per step whatever the batch
-	 * (the autograd records of the dozen operations a step runs); a plain RNN keeps its gates (H) and
-	 * 3.9 kB. Of those records 9.1-10.2 kB per step and direction outlive the backward (2.9-3.4 kB for
-	 * a plain RNN): they die with the graph, when the loss does, after the optimizer step (measured:
-	 * H 32 and 256, batch 1 and 16, sequence 16 and 64, one or two layers or directions). Freeing
-	 * them at the backward put small-H networks, whose peak is at the end of the backward, 10 % low. */
-	int64_t per_bytes = G == 1 ? 4 * gh : 30 * h; /* per step and sample: the gates, or 7.5·H floats */
+	/* What a step keeps for backward, and its autograd records, are the runtime's (runtime.h ab_rnn_costs). */
+	int64_t per_bytes = G == 1 ? c->rt->rnn.plain_saved_per_gate * gh : c->rt->rnn.saved_per_h * h;
 	int64_t records;
 	if (ab_mul(steps, per_bytes, &k->extra_bytes) ||
 	    ab_mul(k->serial_steps, G == 1 ? c->rt->rnn.plain_record_bytes : c->rt->rnn.record_bytes, &records) ||
@@ -734,21 +726,15 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	if (ab_mul(seq, batch, &k->fwd_workspace) ||
 	    ab_mul(k->fwd_workspace, (gh + (dirs == 2 ? 2 * h : 0)) * 4, &k->fwd_workspace))
 		return OVF(c);
-	/* Backward through time accumulates R's gradient step by step, out of place (the step's term arrives
-	 * transposed): at a direction's first steps, while every saved tensor is still live, the running sum,
-	 * the step's term and their sum are R-sized each (3 R). With two directions the second runs with the
-	 * first's gradient done (4 R) but half the layer's saved buffers freed. The simulator adds the
-	 * layer's gradients (R and W of each direction, the input's) at once with every saved tensor live,
-	 * so the workspace is what those peaks exceed them by. Measured (allocator tracker; GRU and LSTM,
-	 * H 64-512, batch 1-16, sequence 16 and 64): over the live set before it, one direction's backward
-	 * peaks at 3.0 R, two directions' at 4.0 R of one direction when the saved buffers are small;
-	 * bilstm_tagger (H 256, two directions, batch 8) at 3 R. Without it a GRU with H 512 at batch 1 was
-	 * simulated 5.5 MiB (25 %) short. */
+	/* Backward through time accumulates R's gradient step by step, out of place: its peak, in multiples of
+	 * R (the runtime's bwd_accum_r, or with two directions bwd_accum_r_two_dirs less half the layer's saved
+	 * buffers, freed by then), beyond the layer's gradients that the simulator adds at once with every saved
+	 * tensor live, is the workspace. */
 	if (ab_in_rg(c, 2)) {
 		double rb = (double)rbytes, grads = (double)dirs * (rb + 4.0 * (double)gh * (double)(in + 2));
 		if (ab_in_rg(c, 0))
 			grads += 4.0 * (double)seq * (double)batch * (double)in;
-		double peak = 3 * rb, late = 4 * rb - (double)k->extra_bytes / 2;
+		double peak = c->rt->rnn.bwd_accum_r * rb, late = c->rt->rnn.bwd_accum_r_two_dirs * rb - (double)k->extra_bytes / 2;
 		if (dirs == 2 && late > peak)
 			peak = late;
 		k->bwd_workspace = peak > grads ? (int64_t)(peak - grads) : 0;

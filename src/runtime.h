@@ -47,6 +47,10 @@ typedef struct ab_rnn_costs {
 	double step_bytes, plain_step_bytes, mac_bytes;
 	int64_t gate_bytes;
 	int64_t record_bytes, graph_bytes, plain_record_bytes, plain_graph_bytes;
+	/* What a step keeps per sample for backward: bytes per hidden unit (LSTM/GRU), per gate element (plain
+	 * RNN); and the backward's peak accumulation of R's gradient, in multiples of R (one direction, two). */
+	int64_t saved_per_h, plain_saved_per_gate;
+	double bwd_accum_r, bwd_accum_r_two_dirs;
 } ab_rnn_costs;
 
 typedef struct ab_runtime {

@@ -318,10 +318,6 @@ static double layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a
 const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.name = "torch-1.13.1",
 	.step = { .ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2 },
-	/* A step's dispatch is priced as 361 kB of R streamed (156 kB for a plain RNN), a row-MAC of its products
-	 * as 0.444 B, a gate element as 48 B (docs/COSTS.md, recurrent steps); its autograd keeps, measured with
-	 * the allocator tracker, 4,400 B of records to its backward and 9,600 B to the graph's end (a plain RNN
-	 * 950 and 3,000). */
 	/* BatchNorm's backward holds one input-sized buffer beside the input's gradient (the allocator tracker: a
 	 * peak of two input-sized tensors over what was live, one left after). Its CPU kernels (statistics,
 	 * normalisation and backward) loop over (sample, channel) rows and vectorise within a row's map; a map
@@ -332,8 +328,31 @@ const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.bn_backward_buffers = 1,
 	.bn_scalar_map_min = 2,
 	.bn_scalar_map_max = 15,
+	/* Recurrent layers. A step's dispatch is priced as 361 kB of R streamed (156 kB for a plain RNN), a row-MAC
+	 * of its products as 0.444 B, a gate element as 48 B (docs/COSTS.md, recurrent steps); its autograd keeps
+	 * 4,400 B of records to its backward and 9,600 B to the graph's end (a plain RNN 950 and 3,000).
+	 * PyTorch's CPU cells (aten/src/ATen/native/RNN.cpp) keep, per step, sample and direction, new
+	 * storage for the gates (activated in place) and the cell's intermediate results. Measured with the
+	 * allocator tracker (H 256, sequence 128, batch 1 to 32, one and two directions): LSTM and GRU alike
+	 * keep 7.5·H floats per step and sample beside the output, and 14 kB per step whatever the batch
+	 * (the autograd records of the dozen operations a step runs); a plain RNN keeps its gates (H) and
+	 * 3.9 kB. Of those records 9.1-10.2 kB per step and direction outlive the backward (2.9-3.4 kB for
+	 * a plain RNN): they die with the graph, when the loss does, after the optimizer step (measured:
+	 * H 32 and 256, batch 1 and 16, sequence 16 and 64, one or two layers or directions). Freeing
+	 * them at the backward put small-H networks, whose peak is at the end of the backward, 10 % low.
+	 * Backward through time accumulates R's gradient step by step, out of place (the step's term arrives
+	 * transposed): at a direction's first steps, while every saved tensor is still live, the running sum,
+	 * the step's term and their sum are R-sized each (3 R). With two directions the second runs with the
+	 * first's gradient done (4 R) but half the layer's saved buffers freed. The simulator adds the
+	 * layer's gradients (R and W of each direction, the input's) at once with every saved tensor live,
+	 * so the workspace is what those peaks exceed them by. Measured (allocator tracker; GRU and LSTM,
+	 * H 64-512, batch 1-16, sequence 16 and 64): over the live set before it, one direction's backward
+	 * peaks at 3.0 R, two directions' at 4.0 R of one direction when the saved buffers are small;
+	 * bilstm_tagger (H 256, two directions, batch 8) at 3 R. Without it a GRU with H 512 at batch 1 was
+	 * simulated 5.5 MiB (25 %) short. */
 	.rnn = { .step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.444, .gate_bytes = 48,
-	         .record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000 },
+	         .record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000,
+	         .saved_per_h = 30, .plain_saved_per_gate = 4, .bwd_accum_r = 3.0, .bwd_accum_r_two_dirs = 4.0 },
 	.conv_kernel = conv_kernel,
 	.dispatch_us = dispatch_us,
 	.act_ns = ARITH_NS,
