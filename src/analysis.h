@@ -56,8 +56,8 @@ struct abacus_analysis {
 	double *features;              /* the feature vector (features.c), computed once */
 	double cat_flops[ABACUS_CAT_COUNT]; /* forward + backward FLOPs per category (the time terms' input) */
 	double thin_flops;             /* of which matrix products with under AB_THIN_INTENSITY FLOPs per byte */
-	double slow_conv_flops[2];     /* of which dense convolutions on PyTorch's im2col + BLAS path (ops_nn.c
-	                                * conv_path): [0] on one thread, [1] on several */
+	double slow_conv_flops[2];     /* of which dense convolutions on PyTorch's im2col + BLAS path (the runtime's
+	                                * conv_kernel): [0] on one thread, [1] on several */
 	double pad_extra_flops[2];     /* what rounding oneDNN convolutions' output channels up to 16 adds to
 	                                * the dense-convolution FLOPs (ab_cost.pad_weight), by thread class */
 	double dw_flops, dw_weighted_flops; /* depthwise convolutions' FLOPs, and weighted by their rates */

@@ -52,9 +52,10 @@ typedef struct ab_cost {
 	int64_t bwd_workspace;   /* bytes the backward holds transiently beside its gradients (oneDNN) */
 	int slow_path;           /* AB_SLOW_* bits: PyTorch runs its im2col + BLAS convolution, not oneDNN */
 	double dw_weight[2];     /* a depthwise convolution's time per forward and per backward FLOP, in
-	                          * units of a plain 3×3's (ops_nn.c conv_path); 0: not depthwise */
+	                          * units of a plain 3×3's (the runtime's conv_kernel); 0: not depthwise */
 	double pad_weight;       /* a dense oneDNN convolution's time per FLOP relative to its FLOPs: its
-	                          * output channels rounded up to oneDNN's block of 16 (conv_path); 0: 1 */
+	                          * output channels rounded up to oneDNN's block of 16 (the runtime's
+	                          * conv_kernel); 0: 1 */
 	int64_t norm_rows;       /* (sample, channel) rows of a batch norm whose maps are too small for
 	                          * PyTorch's vectorised kernels: each costs a fixed ~100 ns (ab_cost_norm) */
 	double arith_ns;         /* forward + backward arithmetic per output element beyond a ReLU's, in ns
