@@ -670,6 +670,67 @@ static int add_nodes(loader *L)
 	return 0;
 }
 
+/* Exporters may name floating-point buffers (not trainable) in the metadata key abacus.buffers, as a
+ * comma-separated list; without it, the structural rule of graph.c decides. */
+static int mark_buffers(loader *L)
+{
+	abacus_graph *g = L->g;
+	const wire_model *w = &L->w;
+	for (size_t k = 0; k < w->s[S_META].n; k++) {
+		const Onnx__StringStringEntryProto *e = DECODE(L, Onnx__StringStringEntryProto, S_META, k, "metadata entry");
+		if (!e)
+			return L->err ? L->err->code : ABACUS_EPARSE;
+		if (!e->key || strcmp(e->key, "abacus.buffers") || !e->value)
+			continue;
+		for (const char *p = e->value; *p;) {
+			const char *end = strchr(p, ',');
+			size_t len = end ? (size_t)(end - p) : strlen(p);
+			char name[1024];
+			if (len > 0 && len < sizeof name) {
+				memcpy(name, p, len);
+				name[len] = '\0';
+				int idx = ab_names_get(&L->names, name);
+				if (idx >= 0 && g->tensors[idx].kind == AB_T_INIT)
+					g->tensors[idx].is_buffer = 1;
+			}
+			p = end ? end + 1 : p + len;
+		}
+	}
+	return 0;
+}
+
+/* The graph inputs that are not initializers (old exporters list initializers as inputs too). */
+static int add_inputs(loader *L)
+{
+	abacus_graph *g = L->g;
+	const wire_model *w = &L->w;
+	int rc;
+	size_t n_in = w->s[S_INPUT].n;
+	g->inputs = ab_malloc((n_in ? n_in : 1) * sizeof *g->inputs);
+	if (!g->inputs)
+		return ab_err(L->err, ABACUS_ENOMEM, "", "out of memory");
+	for (size_t k = 0; k < n_in; k++) {
+		const Onnx__ValueInfoProto *vi = DECODE(L, Onnx__ValueInfoProto, S_INPUT, k, "graph input");
+		if (!vi)
+			return L->err ? L->err->code : ABACUS_EPARSE;
+		const char *name = vi->name ? vi->name : "";
+		int idx;
+		if ((rc = tensor_index(L, name, 0, &idx)))
+			return rc;
+		if (idx >= 0 && g->tensors[idx].kind == AB_T_INIT)
+			continue; /* old exporters list initializers as inputs too */
+		if (idx >= 0)
+			return ab_err(L->err, ABACUS_EGRAPH, name, "graph input '%s' is declared twice", name);
+		if ((rc = tensor_index(L, name, 1, &idx)))
+			return rc;
+		g->tensors[idx].kind = AB_T_INPUT;
+		if ((rc = declare(L, idx, vi)))
+			return rc;
+		g->inputs[g->n_inputs++] = idx;
+	}
+	return 0;
+}
+
 static int build(loader *L)
 {
 	abacus_graph *g = L->g;
@@ -713,51 +774,8 @@ static int build(loader *L)
 		if ((rc = tensor_dims(L, t)) || (rc = tensor_value(&L->g->arena, &t->value, &t->rank, t->dims, tp, name, L->err)))
 			return rc;
 	}
-	/* Exporters may name floating-point buffers (not trainable) in the metadata key abacus.buffers, as a
-	 * comma-separated list; without it, the structural rule of graph.c decides. */
-	for (size_t k = 0; k < w->s[S_META].n; k++) {
-		const Onnx__StringStringEntryProto *e = DECODE(L, Onnx__StringStringEntryProto, S_META, k, "metadata entry");
-		if (!e)
-			return L->err ? L->err->code : ABACUS_EPARSE;
-		if (!e->key || strcmp(e->key, "abacus.buffers") || !e->value)
-			continue;
-		for (const char *p = e->value; *p;) {
-			const char *end = strchr(p, ',');
-			size_t len = end ? (size_t)(end - p) : strlen(p);
-			char name[1024];
-			if (len > 0 && len < sizeof name) {
-				memcpy(name, p, len);
-				name[len] = '\0';
-				int idx = ab_names_get(&L->names, name);
-				if (idx >= 0 && g->tensors[idx].kind == AB_T_INIT)
-					g->tensors[idx].is_buffer = 1;
-			}
-			p = end ? end + 1 : p + len;
-		}
-	}
-	size_t n_in = w->s[S_INPUT].n;
-	g->inputs = ab_malloc((n_in ? n_in : 1) * sizeof *g->inputs);
-	if (!g->inputs)
-		return ab_err(L->err, ABACUS_ENOMEM, "", "out of memory");
-	for (size_t k = 0; k < n_in; k++) {
-		const Onnx__ValueInfoProto *vi = DECODE(L, Onnx__ValueInfoProto, S_INPUT, k, "graph input");
-		if (!vi)
-			return L->err ? L->err->code : ABACUS_EPARSE;
-		const char *name = vi->name ? vi->name : "";
-		int idx;
-		if ((rc = tensor_index(L, name, 0, &idx)))
-			return rc;
-		if (idx >= 0 && g->tensors[idx].kind == AB_T_INIT)
-			continue; /* old exporters list initializers as inputs too */
-		if (idx >= 0)
-			return ab_err(L->err, ABACUS_EGRAPH, name, "graph input '%s' is declared twice", name);
-		if ((rc = tensor_index(L, name, 1, &idx)))
-			return rc;
-		g->tensors[idx].kind = AB_T_INPUT;
-		if ((rc = declare(L, idx, vi)))
-			return rc;
-		g->inputs[g->n_inputs++] = idx;
-	}
+	if ((rc = mark_buffers(L)) || (rc = add_inputs(L)))
+		return rc;
 	if ((rc = add_nodes(L)))
 		return rc;
 	/* Declared shapes of intermediate values help only for ops we do not know. */
