@@ -145,6 +145,22 @@ static int predict_rows(double *lr, double *before, size_t *k, size_t *other, co
 	return 0;
 }
 
+/* The one time factor a few rows support: the median of measured / predicted (lr[i] is its log for row i,
+ * before[i] the row's relative error; before is reused as scratch). *mre0 and *mre1: the rows' mean
+ * relative error before and after (in-sample). */
+static double fit_factor(const double *lr, double *before, size_t k, double *mre0, double *mre1)
+{
+	*mre0 = *mre1 = 0;
+	for (size_t i = 0; i < k; i++)
+		*mre0 += before[i];
+	memcpy(before, lr, k * sizeof *lr);
+	qsort(before, k, sizeof *before, cmp_double);
+	double med = k % 2 ? before[k / 2] : 0.5 * (before[k / 2 - 1] + before[k / 2]), f = exp(med);
+	for (size_t i = 0; i < k; i++)
+		*mre1 += fabs(exp(lr[i]) - f) / exp(lr[i]); /* |f·pred − T| / T with pred = T / exp(lr) */
+	return f;
+}
+
 int cmd_adapt(int argc, char **argv)
 {
 	const char *machine = NULL, *model = NULL, *out = NULL, *root = ".", *rows_out = NULL;
@@ -231,14 +247,7 @@ int cmd_adapt(int argc, char **argv)
 		        other_id ? ", e.g. " : "", other_id ? other_id : "", machine);
 		goto done;
 	}
-	double mre0 = 0, mre1 = 0;
-	for (size_t i = 0; i < k; i++)
-		mre0 += before[i];
-	memcpy(before, lr, k * sizeof *lr);
-	qsort(before, k, sizeof *before, cmp_double);
-	double med = k % 2 ? before[k / 2] : 0.5 * (before[k / 2 - 1] + before[k / 2]), f = exp(med);
-	for (size_t i = 0; i < k; i++)
-		mre1 += fabs(exp(lr[i]) - f) / exp(lr[i]); /* |f·pred − T| / T with pred = T / exp(lr) */
+	double mre0, mre1, f = fit_factor(lr, before, k, &mre0, &mre1);
 	if (abacus_machine_adapt(m, f, (int)k, &err)) {
 		rc = cli_fail(&err);
 		goto done;
