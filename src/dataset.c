@@ -145,21 +145,30 @@ static int store_field(abacus_dataset *d, abacus_row *row, int k, const char *s,
                        abacus_error *err)
 {
 	double v;
+	const char **text = NULL;
 	switch (k) {
-	case COL_NETWORK: return keep(d, s, &row->network) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
-	case COL_GRAPH: return keep(d, s, &row->graph) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
-	case COL_INPUT: return keep(d, s, &row->input_shape) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
-	case COL_OPT: return keep(d, s, &row->optimizer) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
-	case COL_HW: return keep(d, s, &row->hw) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
-	case COL_STATUS: return keep(d, s, &row->status) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
-	case COL_ERROR: return keep(d, s, &row->error) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+	case COL_NETWORK: text = &row->network; break;
+	case COL_GRAPH: text = &row->graph; break;
+	case COL_INPUT: text = &row->input_shape; break;
+	case COL_OPT: text = &row->optimizer; break;
+	case COL_HW: text = &row->hw; break;
+	case COL_STATUS: text = &row->status; break;
+	case COL_ERROR: text = &row->error; break;
+	/* Empty machine and runtime keep the defaults ("unrecorded", torch-1.13.1). */
 	case COL_MACHINE:
-		return *s && keep(d, s, &row->machine) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
+		if (!*s)
+			return 0;
+		text = &row->machine;
+		break;
 	case COL_RUNTIME:
-		return *s && keep(d, s, &row->runtime) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
-	case -1:
-		return 0;
+		if (!*s)
+			return 0;
+		text = &row->runtime;
+		break;
+	case -1: return 0;
 	}
+	if (text)
+		return keep(d, s, text) ? ab_err(err, ABACUS_ENOMEM, name, "out of memory") : 0;
 	if (parse_num(s, &v))
 		return ab_err(err, ABACUS_EPARSE, name, "%s line %zu, column '%s': '%s' is not a number", name, line,
 		              columns[k].name, s);
