@@ -423,7 +423,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 		int node = g->order[i];
 		const ab_node *n = &g->nodes[node];
 		ab_ctx c = { g, n, a->shapes, a->vals, a->rg, err, &a->vals_arena, a->cl, a->rt };
-		const ab_opdef *def = n->op_index >= 0 ? &ab_ops[n->op_index] : NULL;
+		const ab_opdef *def = ab_node_def(n);
 		if (!def) {
 			if (a->cfg.strict) {
 				rc = ab_node_err(&c, ABACUS_EUNSUPPORTED,

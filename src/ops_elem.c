@@ -229,7 +229,8 @@ static int fold_overflow(ab_ctx *c, ab_value *v)
  * variadic inputs folded left to right; exact integer arithmetic where every input is an integer. */
 int ab_fold_elementwise(ab_ctx *c)
 {
-	const ab_scalar *sc = c->n->op_index >= 0 ? ab_ops[c->n->op_index].scalar : NULL;
+	const ab_opdef *def = ab_node_def(c->n);
+	const ab_scalar *sc = def ? def->scalar : NULL;
 	if (!sc || !foldable(c))
 		return 0;
 	const ab_shape *os = &c->shapes[c->n->out[0]];
