@@ -71,12 +71,16 @@ int cli_runtime_opt(void *target, const char *v, const char *cmd);
 int cli_format_opt(void *target, const char *v, const char *cmd);
 int cli_format_csv_opt(void *target, const char *v, const char *cmd);
 /* The options every graph command shares, as entries of its table: the graph file, --batch, --input,
- * --optimizer, --runtime, --strict. */
-#define CLI_GRAPH_OPT_SPECS(o)                                                                                  \
+ * --optimizer, --runtime, --strict. A command that chooses the batch itself (plan) lists the graph file,
+ * its own --batch entry and CLI_GRAPH_CONFIG_SPECS instead. */
+#define CLI_GRAPH_OPT_SPECS(o) CLI_GRAPH_FILE_SPEC(o), CLI_GRAPH_BATCH_SPEC(o), CLI_GRAPH_CONFIG_SPECS(o)
+#define CLI_GRAPH_FILE_SPEC(o)                                                                                  \
 	CLI_OPT(CLI_OPT_ARGS, "GRAPH", NULL, &(o).files, "an ONNX graph (weights may be stripped: dims and types are enough)", \
-	        .flags = CLI_OPT_REQUIRED | CLI_OPT_SINGLE),                                                        \
+	        .flags = CLI_OPT_REQUIRED | CLI_OPT_SINGLE)
+#define CLI_GRAPH_BATCH_SPEC(o)                                                                                 \
 	CLI_OPT(CLI_OPT_I64, "--batch", "N", &(o).cfg.batch, "value of every dynamic batch dimension (default 1)", \
-	        .min = 1, .max = 1099511627776.0),                                                                  \
+	        .min = 1, .max = 1099511627776.0)
+#define CLI_GRAPH_CONFIG_SPECS(o)                                                                               \
 	CLI_OPT(CLI_OPT_FUNC, "--input", "NAME=DIMS", &(o),                                                         \
 	        "shape of a graph input, e.g. input=1x3x96x96 (NAME= may be omitted for the first)",                 \
 	        .func = cli_input_opt),                                                                             \
@@ -121,6 +125,10 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
 int cli_exe_dir(char *buf, size_t len);
 /* buf = "<directory of the running abacus>/<rel>"; 0 when that file is readable. */
 int cli_beside_exe(char *buf, size_t len, const char *rel);
+/* The repository root of a collector worker script (collector/worker.py): the directory two levels above
+ * it, the one PYTHONPATH must hold for the collector package ("." or ".." for relative paths without
+ * enough directories). */
+void cli_worker_root(char *buf, size_t len, const char *worker);
 /* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus of the build tree, else the installed one. */
 int cli_default_model(char *buf, size_t len);
 /* Loads each CSV of `files` (train, eval, adapt): CLI_OK and *out (free each with abacus_dataset_free, then

@@ -186,12 +186,10 @@ int cmd_adapt(int argc, char **argv)
 		CLI_OPT_TABLE_END
 	};
 	int rc = cli_opt_parse(specs, "adapt", description, argc, argv);
+	if (rc)
+		return rc < 0 ? CLI_OK : rc;
 	char **files = rows_in.v;
 	size_t n_files = rows_in.n;
-	if (rc) {
-		free(files);
-		return rc < 0 ? CLI_OK : rc;
-	}
 	rc = CLI_USAGE;
 	if (k_measure && !rows_out) {
 		cli_usage("adapt", "--measure needs --rows OUT.csv for the rows it measures");

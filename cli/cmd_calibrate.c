@@ -171,14 +171,7 @@ int cmd_calibrate(int argc, char **argv)
 	/* The protocol's environment (docs/PROTOCOL.md) for T threads; the cap's variables only from --isa-cap. */
 	/* collector/ is a package: PYTHONPATH is the directory above the worker's (the repository root). */
 	char root[sizeof wpath];
-	snprintf(root, sizeof root, "%.*s", (int)sizeof root - 1, worker);
-	for (int up = 0; up < 2; up++) {
-		char *slash = strrchr(root, '/');
-		if (slash)
-			*slash = '\0';
-		else
-			snprintf(root, sizeof root, "%s", up ? "." : "..");
-	}
+	cli_worker_root(root, sizeof root, worker);
 	snprintf(cmd, sizeof cmd,
 	         "env -u ONEDNN_MAX_CPU_ISA -u ATEN_CPU_CAPABILITY -u OPENBLAS_CORETYPE %s"
 	         "OMP_NUM_THREADS=%lld MKL_NUM_THREADS=%lld OPENBLAS_NUM_THREADS=%lld MALLOC_MMAP_MAX_=0 "

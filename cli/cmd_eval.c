@@ -288,10 +288,8 @@ int cmd_eval(int argc, char **argv)
 		CLI_OPT_TABLE_END
 	};
 	int rc = cli_opt_parse(specs, "eval", description, argc, argv);
-	if (rc) {
-		free(files.v);
+	if (rc)
 		return rc < 0 ? CLI_OK : rc;
-	}
 	abacus_eval_protocol proto = proto_i == 1   ? ABACUS_EVAL_LOMO
 	                             : proto_i == 2 ? ABACUS_EVAL_CROSS_HW
 	                             : proto_i == 3 ? ABACUS_EVAL_LOMACHINE

@@ -210,8 +210,10 @@ int cmd_plan(int argc, char **argv)
 	cli_graph_opts o;
 	int64_t budget = -1, samples = 50000, max_batch = 65536;
 	cli_graph_opts_init(&o);
-	cli_opt_spec specs[] = {
-		CLI_GRAPH_OPT_SPECS(o),
+	const cli_opt_spec specs[] = {
+		CLI_GRAPH_FILE_SPEC(o),
+		CLI_OPT(CLI_OPT_FUNC, "--batch", "N", NULL, NULL, .func = refuse_batch, .flags = CLI_OPT_NO_USAGE),
+		CLI_GRAPH_CONFIG_SPECS(o),
 		CLI_OPT(CLI_OPT_BYTES, "--mem", "SIZE", &budget,
 		        "memory budget: bytes or with a unit (512MiB, 16GiB, 8G, 2.5GB); default: this\n"
 		        "machine's available memory (MemAvailable)\n" CLI_BYTES_UNITS),
@@ -224,14 +226,6 @@ int cmd_plan(int argc, char **argv)
 		CLI_OPT(CLI_OPT_STRING, "--svg", "FILE", &o.svg, "draw memory against batch with the budget line"),
 		CLI_OPT_TABLE_END
 	};
-	/* The shared --batch entry refuses (the table keeps it so that the usage line stays the shared one). */
-	for (cli_opt_spec *sp = specs; sp->type != CLI_OPT_END; sp++)
-		if (!strcmp(sp->name, "--batch")) {
-			sp->type = CLI_OPT_FUNC;
-			sp->func = refuse_batch;
-			sp->help = NULL;
-			sp->flags |= CLI_OPT_NO_USAGE;
-		}
 	int prc = cli_graph_parse(&o, specs, "plan", description, argc, argv);
 	if (prc >= 0)
 		return prc;

@@ -34,10 +34,8 @@ int cmd_train(int argc, char **argv)
 		CLI_OPT_TABLE_END
 	};
 	int rc = cli_opt_parse(specs, "train", description, argc, argv);
-	if (rc) {
-		free(files.v);
+	if (rc)
 		return rc < 0 ? CLI_OK : rc;
-	}
 	char **file_list = files.v;
 	size_t n_files = files.n;
 	if (machines_arg && (rc = cli_load_machines(&machines, &n_machines, machines_arg)))

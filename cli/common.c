@@ -287,15 +287,12 @@ int cli_graph_parse(cli_graph_opts *o, const cli_opt_spec *specs, const char *cm
                     char **argv)
 {
 	int rc = cli_opt_parse(specs, cmd, description, argc, argv);
-	char *file = o->files.n ? o->files.v[0] : NULL;
-	size_t n = o->files.n;
-	free(o->files.v);
-	o->files.v = NULL;
 	if (rc)
 		return rc < 0 ? CLI_OK : rc;
-	if (n != 1)
-		return cli_usage(cmd, "only one graph file is accepted (got %zu)", n);
-	o->file = file;
+	/* The table's GRAPH entry is required and single: exactly one file. */
+	o->file = o->files.v[0];
+	free(o->files.v);
+	o->files.v = NULL;
 	/* A command that takes --model predicts with the bundled predictor when it is not given. */
 	for (const cli_opt_spec *s = specs; s->type != CLI_OPT_END; s++)
 		if (s->name && !strcmp(s->name, "--model") && !o->model) {
@@ -489,6 +486,18 @@ int cli_parse_bytes(int64_t *out, const char *s)
 		return -1;
 	*out = (int64_t)v;
 	return 0;
+}
+
+void cli_worker_root(char *buf, size_t len, const char *worker)
+{
+	snprintf(buf, len, "%s", worker);
+	for (int up = 0; up < 2; up++) {
+		char *slash = strrchr(buf, '/');
+		if (slash)
+			*slash = '\0';
+		else
+			snprintf(buf, len, "%s", strcmp(buf, ".") ? "." : ".."); /* a name in ".", or "." itself */
+	}
 }
 
 /* The bundled predictor: $ABACUS_MODEL, else data/predictor.abacus beside the build tree, else the

@@ -146,7 +146,7 @@ static int store(const cli_opt_spec *s, const char *cmd, const char *v)
 	}
 }
 
-int cli_opt_parse(const cli_opt_spec *specs, const char *cmd, const char *description, int argc, char **argv)
+static int parse(const cli_opt_spec *specs, const char *cmd, const char *description, int argc, char **argv)
 {
 	const cli_opt_spec *args = NULL;
 	int given[64] = { 0 };
@@ -224,4 +224,18 @@ int cli_opt_parse(const cli_opt_spec *specs, const char *cmd, const char *descri
 		}
 	}
 	return 0;
+}
+
+int cli_opt_parse(const cli_opt_spec *specs, const char *cmd, const char *description, int argc, char **argv)
+{
+	int rc = parse(specs, cmd, description, argc, argv);
+	/* The positional arguments are the caller's to free only when it goes on. */
+	for (const cli_opt_spec *s = specs; rc && s->type != CLI_OPT_END; s++)
+		if (s->type == CLI_OPT_ARGS) {
+			cli_args *pos = s->target;
+			free(pos->v);
+			pos->v = NULL;
+			pos->n = 0;
+		}
+	return rc;
 }

@@ -56,7 +56,8 @@ typedef struct cli_opt_spec {
 	{ .type = (ty), .name = (nm), .value = (val), .target = (tgt), .help = (hlp), __VA_ARGS__ }
 #define CLI_OPT_TABLE_END { .type = CLI_OPT_END }
 
-/* Positional arguments, in order; `v` is allocated by cli_opt_parse (free it). */
+/* Positional arguments, in order; `v` is allocated by cli_opt_parse, and the caller frees it when the parse
+ * succeeded (on --help or an error it is freed already and NULL). */
 typedef struct cli_args {
 	char **v;
 	size_t n;

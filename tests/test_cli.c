@@ -108,7 +108,7 @@ void test_cli_opt_table(void)
 		if (rc != CLI_USAGE)
 			fprintf(stderr, "  bad case %zu parsed (rc %d)\n", k, rc);
 		CHECK_EQ_I64(rc, CLI_USAGE);
-		free(t.args.v);
+		CHECK(t.args.v == NULL); /* freed by the parser on an error */
 	}
 }
 
@@ -129,4 +129,23 @@ void test_cli_fmt_duration(void)
 	}
 	CHECK_EQ_I64(cli_width("850 µs", 12), 13);
 	CHECK_EQ_I64(cli_width("6.26 s", 12), 12);
+}
+
+/* The collector's package root, as profile's workers and calibrate set PYTHONPATH from the worker's path. */
+void test_cli_worker_root(void);
+void test_cli_worker_root(void)
+{
+	static const char *const cases[][2] = {
+		{ "/work/main/collector/worker.py", "/work/main" },
+		{ "collector/worker.py", "." },
+		{ "worker.py", ".." },
+		{ "../../collector/worker.py", "../.." },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char b[256];
+		cli_worker_root(b, sizeof b, cases[i][0]);
+		if (strcmp(b, cases[i][1]))
+			fprintf(stderr, "  %s: root '%s', wanted '%s'\n", cases[i][0], b, cases[i][1]);
+		CHECK(!strcmp(b, cases[i][1]));
+	}
 }

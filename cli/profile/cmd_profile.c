@@ -1068,13 +1068,7 @@ static int locate(const opts *o, run_ctx *x, char worker_abs[PATH_MAX], char tra
 		        o->python);
 		return -1;
 	}
-	/* The repository root: the directory above collector/. */
-	snprintf(x->repo_root, sizeof x->repo_root, "%s", worker_abs);
-	for (int k = 0; k < 2; k++) {
-		char *slash = strrchr(x->repo_root, '/');
-		if (slash)
-			*slash = '\0';
-	}
+	cli_worker_root(x->repo_root, sizeof x->repo_root, worker_abs);
 	if (o->dry_run && !realpath(o->graphs, x->graphs_abs)) {
 		snprintf(x->graphs_abs, sizeof x->graphs_abs, "%s", o->graphs);
 	} else if (!o->dry_run && (mkdir_p(o->graphs) || !realpath(o->graphs, x->graphs_abs))) {
@@ -1148,7 +1142,7 @@ int cmd_profile(int argc, char **argv)
 		snprintf(x.machines_path, sizeof x.machines_path, "%.*smachines.jsonl", slash ? (int)(slash - o.out + 1) : 0,
 		         o.out);
 	}
-	worker_spec base = { o.python, worker_abs, tracker_abs, 1, (uint64_t)o.mem_limit, log, o.isa_cap };
+	worker_spec base = { o.python, worker_abs, x.repo_root, tracker_abs, 1, (uint64_t)o.mem_limit, log, o.isa_cap };
 	/* The first worker also lists the zoo, so a run pays for one interpreter start less. */
 	int sr = start_worker(&x, &w, &base, o.threads[0]);
 	if (sr) {

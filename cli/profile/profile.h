@@ -79,6 +79,7 @@ int csv_append(csv_out *c, const char *const fields[N_COLS], char *err, size_t e
 typedef struct worker_spec {
 	const char *python;  /* interpreter (Debian's /usr/bin/python3) */
 	const char *script;  /* collector/worker.py */
+	const char *root;    /* the repository root above it (cli_worker_root): the workers' PYTHONPATH */
 	const char *tracker; /* absolute path of libabacus_tracker.so, preloaded */
 	int threads;
 	uint64_t mem_limit;  /* RLIMIT_AS in bytes; 0 = none */

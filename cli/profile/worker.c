@@ -9,7 +9,6 @@
  * (RLIMIT_AS) turns "too big for this much memory" into an allocation failure the worker reports as oom.
  */
 #include <errno.h>
-#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -69,22 +68,13 @@ static char **build_env(const worker_spec *s)
 			goto bad;
 	char t[32];
 	snprintf(t, sizeof t, "%d", s->threads);
-	/* collector/ is a Python package: the worker imports `collector.zoo` and its siblings from the directory
-	 * above the script's (the repository root), which is all PYTHONPATH holds (the caller's is dropped). */
-	char root[PATH_MAX];
-	snprintf(root, sizeof root, "%s", s->script);
-	for (int up = 0; up < 2; up++) {
-		char *slash = strrchr(root, '/');
-		if (slash)
-			*slash = '\0';
-		else
-			snprintf(root, sizeof root, "%s", up ? "." : "..");
-	}
+	/* collector/ is a Python package: the worker imports `collector.zoo` and its siblings from the repository
+	 * root, which is all PYTHONPATH holds (the caller's is dropped). */
 	const char *const fixed[][2] = {
 		{ "OMP_NUM_THREADS", t }, { "MKL_NUM_THREADS", t }, { "OPENBLAS_NUM_THREADS", t },
 		{ "MALLOC_MMAP_MAX_", "0" }, { "MALLOC_MMAP_THRESHOLD_", "33554432" },
 		{ "MALLOC_TRIM_THRESHOLD_", "68719476736" }, { "MALLOC_TOP_PAD_", "536870912" },
-		{ "PYTHONNOUSERSITE", "1" }, { "LD_PRELOAD", s->tracker }, { "PYTHONPATH", root },
+		{ "PYTHONNOUSERSITE", "1" }, { "LD_PRELOAD", s->tracker }, { "PYTHONPATH", s->root },
 	};
 	const size_t n_fixed = sizeof fixed / sizeof fixed[0];
 	for (size_t i = 0; i < n_fixed + (s->isa_cap ? 3 : 0); i++) {
