@@ -1,5 +1,5 @@
 # Abacus — plain Makefile.
-#   make                 library, CLI and allocator tracker (build/release)
+#   make                 library (static and shared), CLI and allocator tracker (build/release)
 #   make check           unit + integration tests, fuzz corpus replay
 #   make check SANITIZE=1  the same under AddressSanitizer + UndefinedBehaviorSanitizer (build/sanitize)
 #   make check-tsan      the threaded test cases under ThreadSanitizer (build/tsan)
@@ -42,8 +42,8 @@ TEST_OBJ := $(TEST_SRC:%.c=$(B)/%.o)
 FUZZ_TARGETS ?= onnx csv bundle cli machine
 REPLAYS := $(FUZZ_TARGETS:%=$(B)/replay_%)
 
-.PHONY: fuzz-merge all check check-tsan check-collector fuzz bench clean install
-all: $(B)/abacus $(B)/libabacus_tracker.so
+.PHONY: fuzz-merge all check check-tsan check-collector check-python fuzz bench clean install
+all: $(B)/abacus $(B)/libabacus.so $(B)/libabacus_tracker.so
 
 # protobuf-c code is generated from Debian's onnx.proto (libonnx-dev), never committed.
 # One rule makes both files (grouped target, GNU Make 4.3): with a plain two-target rule `make -j2` ran it
@@ -64,6 +64,19 @@ $(B)/%.o: %.c $(GEN)/onnx.pb-c.h $(wildcard include/*.h src/*.h cli/*.h cli/prof
 $(B)/libabacus.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
+
+# The shared library (the Python package's binding loads it with ctypes): its own position-independent
+# objects, and only the public abacus_* symbols exported (src/libabacus.map), so that the library's internal
+# ab_* helpers never clash with a host program's.
+PIC_OBJ := $(LIB_SRC:%.c=$(B)/pic/%.o) $(B)/pic/gen/onnx.pb-c.o
+$(B)/pic/gen/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) -fPIC -I$(GEN) -c $< -o $@
+$(B)/pic/%.o: %.c $(GEN)/onnx.pb-c.h $(wildcard include/*.h src/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -fPIC -c $< -o $@
+$(B)/libabacus.so: $(PIC_OBJ) src/libabacus.map
+	$(CC) $(LDSAN) -shared -Wl,-soname,libabacus.so.0 -Wl,--version-script=src/libabacus.map -o $@ $(PIC_OBJ) $(LIBS)
 
 $(B)/abacus: $(CLI_OBJ) $(B)/libabacus.a
 	$(CC) $(LDSAN) -o $@ $(CLI_OBJ) $(B)/libabacus.a $(LIBS)
@@ -106,6 +119,17 @@ $(B)/libabacus_tracker.so: collector/tracker.c
 # python3-torchvision and python3-onnx.
 check-collector: $(B)/abacus $(B)/libabacus_tracker.so
 	ABACUS=$(B)/abacus /usr/bin/python3 tests/collector_test.py
+
+# The Python package (python/) as a user installs it: `pip install ./python` into a fresh virtual environment
+# that sees Debian's torch and torchvision, then its pytest suite, run from outside the checkout so that it
+# imports the installed package (which compares itself with this build's CLI).
+PYVENV := build/venv-python
+check-python: $(B)/abacus
+	rm -rf $(PYVENV)
+	/usr/bin/python3 -m venv --system-site-packages $(PYVENV)
+	$(PYVENV)/bin/pip install --quiet --disable-pip-version-check ./python
+	cd build && ABACUS=$(CURDIR)/$(B)/abacus OMP_NUM_THREADS=1 $(CURDIR)/$(PYVENV)/bin/python -m pytest -q \
+		-p no:cacheprovider $(CURDIR)/python/tests
 
 # libFuzzer targets (clang): one per reader. Objects are rebuilt with coverage instrumentation.
 # `make fuzz` runs each for FUZZ_SECONDS (or only FUZZ_TARGETS=...); new inputs go to
@@ -166,11 +190,13 @@ clean:
 
 # make install PREFIX=/usr/local: the CLI, the static library, the header, a pkg-config file, the man
 # page and the bundled predictor (found by `abacus predict` through PREFIX/share/abacus).
-install: $(B)/abacus $(B)/libabacus.a
+install: $(B)/abacus $(B)/libabacus.a $(B)/libabacus.so
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
 		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/abacus
 	install -m 755 $(B)/abacus $(DESTDIR)$(PREFIX)/bin/abacus
 	install -m 644 $(B)/libabacus.a $(DESTDIR)$(PREFIX)/lib/libabacus.a
+	install -m 755 $(B)/libabacus.so $(DESTDIR)$(PREFIX)/lib/libabacus.so.0
+	ln -sf libabacus.so.0 $(DESTDIR)$(PREFIX)/lib/libabacus.so
 	install -m 644 include/abacus.h $(DESTDIR)$(PREFIX)/include/abacus.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(shell sed -n 's/^#define ABACUS_VERSION "\(.*\)"/\1/p' include/abacus.h)|' \
 		docs/abacus.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/abacus.pc

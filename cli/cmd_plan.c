@@ -3,8 +3,8 @@
  * of its 90 % interval, fits the budget; a table of batch sizes around it with time per iteration,
  * throughput and time per epoch; a verdict per batch; optionally a picture of memory against batch.
  *
- * Peak memory grows with the batch, so the largest fitting batch is found by doubling and then
- * bisection: about 2·log2(max batch) predictions, each one analysis of the loaded graph.
+ * The search and the table's batches are the library's (abacus_max_batch, abacus_plan_batches), shared
+ * with the Python package; this file prints them.
  */
 #include <ctype.h>
 #include <math.h>
@@ -100,35 +100,6 @@ static int refuse_batch(void *target, const char *v, const char *cmd)
 	(void)target;
 	(void)v;
 	return cli_usage(cmd, "plan chooses the batch; use --max-batch to bound it"), -2;
-}
-
-/* The largest batch up to max_batch whose memory, at the upper end of its interval, fits the budget: doubling,
- * then bisection (peak memory grows with the batch). Batch 1 fits (the caller checked). */
-static int largest_fitting(int64_t *out, const abacus_predictor *p, const abacus_graph *g, abacus_config cfg,
-                           const char *hw, int64_t budget, int64_t max_batch, abacus_error *err)
-{
-	int64_t good = 1, bad = -1;
-	point probe;
-	while (bad < 0 && good < max_batch) {
-		int64_t b = good * 2 > max_batch ? max_batch : good * 2;
-		if (predict_at(&probe, p, g, cfg, b, hw, err))
-			return -1;
-		if (probe.pr.memory_hi_bytes <= budget)
-			good = b;
-		else
-			bad = b;
-	}
-	while (bad > 0 && bad - good > 1) {
-		int64_t mid = good + (bad - good) / 2;
-		if (predict_at(&probe, p, g, cfg, mid, hw, err))
-			return -1;
-		if (probe.pr.memory_hi_bytes <= budget)
-			good = mid;
-		else
-			bad = mid;
-	}
-	*out = good;
-	return 0;
 }
 
 /* What plan found, for its printers. */
@@ -236,7 +207,7 @@ int cmd_plan(int argc, char **argv)
 	abacus_error err;
 	abacus_predictor *p = NULL;
 	abacus_graph *g = NULL;
-	point pts[64];
+	point pts[66];
 	int n = 0, rc = CLI_FAIL;
 	if (abacus_predictor_load_file(&p, model, &err) || abacus_graph_load_file(&g, o.file, &err))
 		goto fail;
@@ -255,27 +226,11 @@ int cmd_plan(int argc, char **argv)
 		        b1, abacus_optimizer_name(o.cfg.optimizer), b2, b3, o.file);
 		goto out;
 	}
-	int64_t good;
-	if (largest_fitting(&good, p, g, o.cfg, hw, budget, max_batch, &err))
+	int64_t good, cand[66];
+	if (abacus_max_batch(&good, p, g, &o.cfg, hw, budget, max_batch, &err))
 		goto fail;
-	/* Rows: powers of two up to twice the answer, the answer itself and the next batch. */
-	int64_t cand[64];
-	int nc = 0;
-	for (int64_t b = 1; b <= 2 * good && b <= max_batch && nc < 40; b *= 2)
-		cand[nc++] = b;
-	cand[nc++] = good;
-	if (good < max_batch)
-		cand[nc++] = good + 1;
-	for (int i = 0; i < nc; i++)
-		for (int j = i + 1; j < nc; j++)
-			if (cand[j] < cand[i]) {
-				int64_t t = cand[i];
-				cand[i] = cand[j];
-				cand[j] = t;
-			}
-	for (int i = 0; i < nc; i++) {
-		if (n && pts[n - 1].batch == cand[i])
-			continue;
+	size_t nc = abacus_plan_batches(cand, sizeof cand / sizeof cand[0], good, max_batch);
+	for (size_t i = 0; i < nc; i++) {
 		if (predict_at(&pts[n], p, g, o.cfg, cand[i], hw, &err))
 			goto fail;
 		n++;

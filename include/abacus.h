@@ -362,6 +362,19 @@ int abacus_predictor_has_profile(const abacus_predictor *p);
 int abacus_predictor_layer_shares(double *share, size_t n, double *step_share, const abacus_predictor *p,
                                   const abacus_analysis *a, const char *hw, abacus_error *err);
 
+/* ---- Planning over batch sizes ------------------------------------------------------------------ */
+
+/* The largest batch b <= max_batch whose predicted peak memory on `hw` (NULL: the first known), at the upper
+ * end of its 90 % interval, fits in `budget` bytes: *out = b, or 0 (not an error) when batch 1 does not fit.
+ * cfg's batch is ignored. Peak memory grows with the batch: doubling then bisection, about 2·log2(b)
+ * analyses of g. */
+int abacus_max_batch(int64_t *out, const abacus_predictor *p, const abacus_graph *g, const abacus_config *cfg,
+                     const char *hw, int64_t budget, int64_t max_batch, abacus_error *err);
+/* The batches a plan table shows around the largest fitting batch `good`: powers of two up to the first past
+ * `good`, `good` itself and good + 1, each at most max_batch, ascending, once each. Writes at most `cap` to
+ * out and returns how many (at most 66, so out[66] always holds them). */
+size_t abacus_plan_batches(int64_t *out, size_t cap, int64_t good, int64_t max_batch);
+
 /* ---- Evaluation against measured rows (docs/DESIGN.md protocols) -------------------------------- */
 
 /* lomachine: every machine with a profile and rows is predicted by a model trained on the other machines'

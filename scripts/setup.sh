@@ -4,11 +4,14 @@
 set -eu
 PKGS="build-essential clang libclang-rt-14-dev pkg-config valgrind
 libprotobuf-c-dev protobuf-c-compiler libonnx-dev libxgboost-dev
-python3 python3-torch python3-torchvision python3-onnx libopenblas0-pthread"
+python3 python3-torch python3-torchvision python3-onnx libopenblas0-pthread
+python3-venv python3-pytest librsvg2-bin"
 # libopenblas0-pthread: Debian's python3-torch calls the system BLAS (libblas.so.3, chosen by
 # update-alternatives) for matrix products and for the 1x1 and small-batch convolutions that oneDNN does not
 # take. With the reference BLAS that apt picks by default, training is 5-10x slower (resnet50 at 64x64, batch
 # 1: 0.69 s vs 0.097 s per iteration here). The dataset's rows record the BLAS in their `blas` column.
+# python3-venv, python3-pytest: the Python package's tests (make check-python) install it into a virtual
+# environment that sees Debian's torch. librsvg2-bin: rsvg-convert renders the CLI's SVGs in the tests.
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
