@@ -121,6 +121,22 @@ int cli_width(const char *s, int w);
 void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const double *shares, double step_share,
                     int json);
 
+/* The progress line of a long library call (progress.c): cli_progress_attach points o->progress at it when
+ * stderr is a terminal and leaves o alone otherwise; cli_progress_clear erases the line once the call has
+ * returned (before its results or error are printed). `what` names the command ("eval"), `unit` the unit of
+ * work the library counts ("fold", "fit"). */
+typedef struct cli_progress {
+	const char *what, *unit;
+	double t0;
+	int drawn;
+} cli_progress;
+void cli_progress_attach(cli_progress *p, abacus_train_opts *o, const char *what, const char *unit);
+void cli_progress_clear(cli_progress *p);
+/* The line for `done` of `total` units after `elapsed` seconds (for the tests): "eval: fold 4/10, 41.2 s
+ * elapsed, about 1.33 min left". */
+void cli_progress_line(char *buf, size_t len, const char *what, const char *unit, size_t done, size_t total,
+                       double elapsed);
+
 /* The directory of the running binary (e.g. .../build/release) into buf; 0, or -1 when unknown. */
 int cli_exe_dir(char *buf, size_t len);
 /* buf = "<directory of the running abacus>/<rel>"; 0 when that file is readable. */

@@ -21,29 +21,104 @@ static const char description[] =
 	"measurements, per hardware id, per machine (with its own noise floor and, for lomachine, the share of\n"
 	"measured times inside the 90 % interval) and per network.\n";
 
-static void scatter(FILE *f, const abacus_eval_point *p, size_t n, int memory, double left, const char *label)
+/* Point colours (Okabe–Ito: told apart by colour-blind readers too); groups past the last share grey. */
+static const char *const palette[] = { "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000" };
+#define N_COLOURS (int)(sizeof palette / sizeof palette[0])
+#define OTHER_COLOUR "#999999"
+
+/* The groups the points are coloured by: the machine ids when the rows come from several machines (the
+ * protocols that compare machines), else the hardware ids. */
+typedef struct point_groups {
+	const char *name[N_COLOURS];
+	int n, by_machine, other; /* other: some points are in no named group (grey) */
+} point_groups;
+
+static const char *group_key(const point_groups *g, const abacus_eval_point *p)
 {
-	double lo = INFINITY, hi = 0, x[4096], y[4096];
-	size_t m = 0;
-	for (size_t i = 0; i < n && m < 4096; i++) {
-		x[m] = memory ? p[i].memory_bytes / 1048576.0 : p[i].time_s;
-		y[m] = memory ? p[i].memory_pred_bytes / 1048576.0 : p[i].time_pred_s;
-		if (!(x[m] > 0 && y[m] > 0))
-			continue;
-		lo = fmin(lo, fmin(x[m], y[m]));
-		hi = fmax(hi, fmax(x[m], y[m]));
-		m++;
+	return g->by_machine ? p->row->machine : p->row->hw;
+}
+
+/* Each point's group index into grp[] (N_COLOURS for "other"). */
+static void find_groups(point_groups *g, int *grp, const abacus_eval_point *p, size_t n)
+{
+	memset(g, 0, sizeof *g);
+	for (size_t i = 1; i < n && !g->by_machine; i++)
+		g->by_machine = strcmp(p[i].row->machine, p[0].row->machine) != 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *k = group_key(g, &p[i]);
+		int j = 0;
+		while (j < g->n && strcmp(g->name[j], k))
+			j++;
+		if (j == g->n && g->n < N_COLOURS)
+			g->name[g->n++] = k;
+		grp[i] = j < g->n ? j : N_COLOURS;
+		g->other |= grp[i] == N_COLOURS;
 	}
-	if (!m)
-		return;
-	svg_axes a = { left, left + 380, 60, 400, lo / 1.2, hi * 1.2, lo / 1.2, hi * 1.2, 1, 1 };
+}
+
+/* Predicted against measured on log–log axes (seconds or bytes), the y = x line and the ±noise band around
+ * it (none when `noise` is NaN: no repeated measurements). -1 when out of memory. */
+static int scatter(FILE *f, const abacus_eval_point *p, size_t n, const int *grp, const point_groups *g, int memory,
+                   double left, double noise, const char *what)
+{
+	double lo = INFINITY, hi = 0, *x = malloc((n ? n : 1) * sizeof *x), *y = malloc((n ? n : 1) * sizeof *y);
+	if (!x || !y) {
+		free(x);
+		free(y);
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		double mx = memory ? p[i].memory_bytes : p[i].time_s, my = memory ? p[i].memory_pred_bytes : p[i].time_pred_s;
+		if (mx > 0 && my > 0) {
+			lo = fmin(lo, fmin(mx, my));
+			hi = fmax(hi, fmax(mx, my));
+		}
+	}
+	if (!(hi > 0)) {
+		free(x);
+		free(y);
+		return 0;
+	}
+	svg_unit u = memory ? SVG_BYTES : SVG_SECONDS;
+	svg_axes a = { left, left + 380, 60, 400, lo / 1.25, hi * 1.25, lo / 1.25, hi * 1.25, 1, 1, u, u };
 	char xl[64], yl[64];
-	snprintf(xl, sizeof xl, "measured %s", label);
-	snprintf(yl, sizeof yl, "predicted %s", label);
+	snprintf(xl, sizeof xl, "measured %s", what);
+	snprintf(yl, sizeof yl, "predicted %s", what);
 	svg_axes_draw(f, &a, xl, yl);
+	svg_clip_begin(f, &a);
 	double d[2] = { a.x0, a.x1 };
-	svg_polyline(f, &a, d, d, 2, "#999", 1);
-	svg_points(f, &a, x, y, (int)m, memory ? "#009e73" : "#0072b2");
+	if (isfinite(noise) && noise > 0) {
+		double r = fmin(noise, 0.95), blo[2] = { a.x0 * (1 - r), a.x1 * (1 - r) }, bhi[2] = { a.x0 * (1 + r), a.x1 * (1 + r) };
+		svg_band(f, &a, d, blo, bhi, 2, "#777777", 0.25);
+	}
+	svg_polyline(f, &a, d, d, 2, "#555", 1);
+	/* Grey ("other") first, so that the named groups are drawn over it. */
+	for (int j = -1; j < g->n; j++) {
+		int k = j < 0 ? N_COLOURS : j, m = 0;
+		for (size_t i = 0; i < n; i++) {
+			double mx = memory ? p[i].memory_bytes : p[i].time_s, my = memory ? p[i].memory_pred_bytes : p[i].time_pred_s;
+			if (grp[i] == k && mx > 0 && my > 0) {
+				x[m] = mx;
+				y[m++] = my;
+			}
+		}
+		svg_points(f, &a, x, y, m, k == N_COLOURS ? OTHER_COLOUR : palette[k]);
+	}
+	svg_clip_end(f);
+	free(x);
+	free(y);
+	return 0;
+}
+
+/* The caption's words for a noise floor: "±3.1 %", or that there were no repeated measurements. */
+static void noise_words(char *buf, size_t len, double noise)
+{
+	if (noise == 0)
+		snprintf(buf, len, "0 (repeats agree exactly)");
+	else if (isfinite(noise))
+		snprintf(buf, len, "±%.*f %%", noise < 0.01 ? 2 : 1, 100 * noise);
+	else
+		snprintf(buf, len, "unknown (no repeated measurements)");
 }
 
 static int write_svg(const char *path, const abacus_eval *ev, const char *pname)
@@ -53,15 +128,64 @@ static int write_svg(const char *path, const abacus_eval *ev, const char *pname)
 	const abacus_eval_net *nets = abacus_eval_networks(ev, &nn);
 	if (nn > 200)
 		nn = 200;
-	FILE *f = fopen(path, "w");
-	if (!f)
+	int *grp = malloc((n ? n : 1) * sizeof *grp);
+	if (!grp)
 		return -1;
+	point_groups g;
+	find_groups(&g, grp, p, n);
+	/* The legend: one key per colour, the y = x line and the noise band. */
+	svg_key keys[N_COLOURS + 3];
+	char names[N_COLOURS][48];
+	int nk = 0;
+	for (int k = 0; k < g.n; k++) {
+		snprintf(names[k], sizeof names[k], "%s", g.name[k]);
+		keys[nk++] = (svg_key){ SVG_KEY_POINT, palette[k], names[k] };
+	}
+	if (g.other)
+		keys[nk++] = (svg_key){ SVG_KEY_POINT, OTHER_COLOUR, g.by_machine ? "other machines" : "other hardware ids" };
+	keys[nk++] = (svg_key){ SVG_KEY_DASHED, "#555", "y = x (prediction exact)" };
+	double noise_t = abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME)->median;
+	double noise_m = abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY)->median;
+	int band = isfinite(noise_t) || isfinite(noise_m);
+	if (band)
+		keys[nk++] = (svg_key){ SVG_KEY_BAND, "#777777", "± noise floor" };
+	/* The caption says what the colours and the band are, and which noise floor: the overall one. */
+	char nt[48], nm[48], cap[3][200];
+	noise_words(nt, sizeof nt, noise_t);
+	noise_words(nm, sizeof nm, noise_m);
+	snprintf(cap[0], sizeof cap[0], "Colours: the %s of each measured row; predictions use the row's speed index.",
+	         g.by_machine ? "machine id" : "hardware id");
+	if (band) {
+		snprintf(cap[1], sizeof cap[1], "Grey band: the noise floor of all rows together (not per %s), the median "
+		         "relative difference", g.by_machine ? "machine" : "hardware id");
+		snprintf(cap[2], sizeof cap[2], "between repeated measurements of one configuration: time %s, memory %s.", nt,
+		         nm);
+	} else {
+		snprintf(cap[1], sizeof cap[1], "No noise band: these rows have no repeated measurements of one "
+		         "configuration to measure the noise floor with.");
+		cap[2][0] = '\0';
+	}
+	/* Layout from the top: title, the two plots (60-400), axis titles, legend, caption, then the bars. */
+	double legend_y = 452, legend_h = svg_legend(NULL, 500, legend_y, 940, keys, nk);
+	double cap_y = legend_y + legend_h + 20, bars_y = cap_y + 3 * 18 + 20;
+	int h = (int)bars_y + 20 + (int)nn * 22 + 20;
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		free(grp);
+		return -1;
+	}
 	char title[160];
-	snprintf(title, sizeof title, "abacus eval, protocol %s: predicted vs measured (log-log), per-network MRE", pname);
-	int h = 470 + (int)nn * 22 + 40;
+	snprintf(title, sizeof title, "abacus eval, protocol %s: predicted against measured, and the error per network",
+	         pname);
 	svg_begin(f, 1000, h, title);
-	scatter(f, p, n, 0, 90, "time per iteration (s)");
-	scatter(f, p, n, 1, 580, "peak memory (MiB)");
+	svg_text(f, 285, 50, "middle", "time per iteration (log–log)");
+	svg_text(f, 785, 50, "middle", "peak memory (log–log)");
+	int rc = scatter(f, p, n, grp, &g, 0, 95, noise_t, "time per iteration");
+	if (!rc)
+		rc = scatter(f, p, n, grp, &g, 1, 595, noise_m, "peak memory");
+	svg_legend(f, 500, legend_y, 940, keys, nk);
+	for (int i = 0; i < 3; i++)
+		svg_text(f, 500, cap_y + 18 * i, "middle", cap[i]);
 	const char *labels[200];
 	double tv[200], mv[200];
 	for (size_t i = 0; i < nn; i++) {
@@ -69,12 +193,13 @@ static int write_svg(const char *path, const abacus_eval *ev, const char *pname)
 		tv[i] = 100 * nets[i].time_mre;
 		mv[i] = 100 * nets[i].memory_mre;
 	}
-	svg_text(f, 330, 460, "middle", "time MRE per network (%)");
-	svg_text(f, 800, 460, "middle", "memory MRE per network (%)");
-	svg_bars(f, 200, 470, 250, labels, tv, (int)nn, "%", "#0072b2");
-	svg_bars(f, 680, 470, 250, labels, mv, (int)nn, "%", "#009e73");
+	svg_text(f, 285, bars_y, "middle", "time: mean relative error per network");
+	svg_text(f, 785, bars_y, "middle", "memory: mean relative error per network");
+	svg_bars(f, 215, (int)bars_y + 10, 210, labels, tv, (int)nn, "%", "#0072b2");
+	svg_bars(f, 715, (int)bars_y + 10, 210, labels, mv, (int)nn, "%", "#009e73");
 	svg_end(f);
-	return fclose(f) == 0 ? 0 : -1;
+	free(grp);
+	return fclose(f) == 0 && !rc ? 0 : -1;
 }
 
 /* One line per scored row, for analysis beyond the summary (which rows, which networks, which sizes). */
@@ -315,7 +440,11 @@ int cmd_eval(int argc, char **argv)
 		goto out;
 	abacus_error err;
 	abacus_eval *ev = NULL;
-	if (abacus_evaluate(&ev, sets, n, proto, &o, &err)) {
+	cli_progress pg;
+	cli_progress_attach(&pg, &o, "eval", "fold");
+	int erc = abacus_evaluate(&ev, sets, n, proto, &o, &err);
+	cli_progress_clear(&pg);
+	if (erc) {
 		rc = cli_fail(&err);
 		goto free_sets;
 	}

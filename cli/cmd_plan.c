@@ -68,28 +68,40 @@ static int write_svg(const char *path, const char *graph, const point *pts, int 
 	double x[64], y[64], lo[64], hi[64], ymax = (double)budget;
 	for (int i = 0; i < n; i++) {
 		x[i] = (double)pts[i].batch;
-		y[i] = (double)pts[i].pr.memory_bytes / 1048576.0;
-		lo[i] = (double)pts[i].pr.memory_lo_bytes / 1048576.0;
-		hi[i] = (double)pts[i].pr.memory_hi_bytes / 1048576.0;
-		if ((double)pts[i].pr.memory_hi_bytes > ymax)
-			ymax = (double)pts[i].pr.memory_hi_bytes;
+		y[i] = (double)pts[i].pr.memory_bytes;
+		lo[i] = (double)pts[i].pr.memory_lo_bytes;
+		hi[i] = (double)pts[i].pr.memory_hi_bytes;
+		ymax = fmax(ymax, hi[i]);
 	}
-	char title[512];
-	snprintf(title, sizeof title, "Predicted peak memory vs batch: %s (largest fitting batch %lld)", graph,
+	/* The file name, not its directories: the title has one line of 760 pixels. */
+	const char *base = strrchr(graph, '/') ? strrchr(graph, '/') + 1 : graph;
+	char title[512], lab[96];
+	snprintf(title, sizeof title, "Predicted peak memory vs batch: %s (largest fitting batch %lld)", base,
 	         (long long)max_batch);
-	svg_begin(f, 760, 460, title);
-	svg_axes a = { 90, 730, 50, 400, x[0], x[n - 1] > x[0] ? x[n - 1] : x[0] + 1, 0, ymax / 1048576.0 * 1.1, 1, 0 };
-	if (a.x0 <= 0)
-		a.x0 = 1;
-	svg_axes_draw(f, &a, "batch size (log scale)", "peak memory (MiB)");
-	svg_polyline(f, &a, x, hi, n, "#e69f00", 1);
-	svg_polyline(f, &a, x, lo, n, "#e69f00", 1);
+	svg_begin(f, 760, 490, title);
+	/* Batch on a log axis (ticks at powers of two), memory on a linear one from 0 (ticks at 1-2-5 MiB or GiB),
+	 * with headroom above the budget line and the highest interval for the line's label. */
+	svg_axes a = { 100, 730, 50, 390, x[0] > 0 ? x[0] : 1, x[n - 1] > x[0] ? x[n - 1] : 2 * x[0], 0, ymax * 1.1,
+		       1, 0, SVG_COUNT2, SVG_BYTES };
+	svg_axes_draw(f, &a, "batch size (log scale)", "peak memory");
+	svg_clip_begin(f, &a);
+	svg_band(f, &a, x, lo, hi, n, "#e69f00", 0.4);
 	svg_polyline(f, &a, x, y, n, "#0072b2", 0);
 	svg_points(f, &a, x, y, n, "#0072b2");
-	char lab[64];
-	snprintf(lab, sizeof lab, "budget %.0f MiB", (double)budget / 1048576.0);
-	svg_hline(f, &a, (double)budget / 1048576.0, "#d55e00", lab);
-	svg_text(f, 100, 440, "start", "solid: prediction; dashed: 90 % interval");
+	svg_clip_end(f);
+	svg_label(lab, sizeof lab, (double)budget, SVG_BYTES);
+	char blab[128];
+	snprintf(blab, sizeof blab, "budget %s", lab);
+	svg_hline(f, &a, (double)budget, "#d55e00", blab);
+	snprintf(lab, sizeof lab, "batch %lld", (long long)max_batch);
+	svg_vline(f, &a, (double)max_batch, "#555", lab);
+	const svg_key keys[] = {
+		{ SVG_KEY_LINE, "#0072b2", "predicted peak memory" },
+		{ SVG_KEY_BAND, "#e69f00", "90 % interval" },
+		{ SVG_KEY_DASHED, "#d55e00", "memory budget" },
+		{ SVG_KEY_DOTTED, "#555", "largest batch that fits" },
+	};
+	svg_legend(f, 380, 440, 740, keys, 4);
 	svg_end(f);
 	return fclose(f) == 0 ? 0 : -1;
 }

@@ -48,7 +48,11 @@ int cmd_train(int argc, char **argv)
 		goto out;
 	abacus_error err;
 	abacus_predictor *p = NULL;
-	if (abacus_train(&p, sets, n, &o, &err) || abacus_predictor_save_file(p, out, &err)) {
+	cli_progress pg;
+	cli_progress_attach(&pg, &o, "train", "fit");
+	int trc = abacus_train(&p, sets, n, &o, &err);
+	cli_progress_clear(&pg);
+	if (trc || abacus_predictor_save_file(p, out, &err)) {
 		rc = cli_fail(&err);
 	} else {
 		fprintf(stderr, "abacus: wrote %s (hardware:", out);

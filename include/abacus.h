@@ -287,7 +287,9 @@ double abacus_machine_rate(const abacus_machine *m, const char *name, double *sp
 
 typedef struct abacus_predictor abacus_predictor;
 
-#define ABACUS_TRAIN_OPTS_VERSION 1
+/* Version 2 added `progress` and `payload`. A version-1 struct (a program built against the older header) is
+ * still accepted: only its fields are read, and it gets no progress reports. */
+#define ABACUS_TRAIN_OPTS_VERSION 2
 typedef struct abacus_train_opts {
 	unsigned int version;     /* ABACUS_TRAIN_OPTS_VERSION */
 	uint64_t seed;            /* row shuffling, folds and XGBoost's sampling */
@@ -300,10 +302,21 @@ typedef struct abacus_train_opts {
 	const abacus_machine *const *machines;
 	size_t n_machines;
 	int shots;                /* lomachine: K rows of the held-out machine refit its speed (0: zero-shot) */
+	/* Version 2. Progress of abacus_train and abacus_evaluate (NULL: none), for a caller that shows it; the
+	 * library itself never prints. Called on the calling thread with done = 0 before the work starts, then
+	 * after each unit of work with done increasing by one, the last call with done == total (a run that
+	 * fails stops calling). The unit is one fold of the protocol for abacus_evaluate (5 for random, one per
+	 * network for lomo, per hardware id for cross-hw, per machine profile for lomachine), one model fit for
+	 * abacus_train (the final fit and the cross-validation fits that size the 90 % intervals, again for the
+	 * profile-mode model when machine profiles are given): units of similar cost, so that elapsed / done
+	 * × (total − done) is a fair estimate of the time left. `payload` is passed through untouched. */
+	void (*progress)(size_t done, size_t total, void *payload);
+	void *payload;
 } abacus_train_opts;
 
-#define ABACUS_TRAIN_OPTS_INIT { ABACUS_TRAIN_OPTS_VERSION, 1, 400, 6, 0.05, ".", NULL, 0, 0 }
-/* Fills *o with the defaults of ABACUS_TRAIN_OPTS_INIT; ABACUS_EINVAL for a version this library lacks. */
+#define ABACUS_TRAIN_OPTS_INIT { ABACUS_TRAIN_OPTS_VERSION, 1, 400, 6, 0.05, ".", NULL, 0, 0, NULL, NULL }
+/* Fills *o with the defaults of ABACUS_TRAIN_OPTS_INIT for `version` (1 or 2): for version 1 only the fields
+ * a version-1 struct has are written. ABACUS_EINVAL for a version this library lacks. */
 int abacus_train_opts_init(abacus_train_opts *o, unsigned int version);
 
 /* Trains on every `ok` row of the datasets (XGBoost, one booster per target). Deterministic for a seed. */

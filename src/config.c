@@ -3,6 +3,7 @@
  * and optimizer names.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,12 +75,33 @@ int abacus_config_init(abacus_config *cfg, unsigned int version)
 	return 0;
 }
 
+/* A version-1 abacus_train_opts ends where `progress` begins: fields are only ever added at the end, so an
+ * older struct is a prefix of the current one (its size, padding included, is this offset). */
+#define TRAIN_OPTS_V1_SIZE offsetof(abacus_train_opts, progress)
+
 int abacus_train_opts_init(abacus_train_opts *o, unsigned int version)
 {
-	if (version != ABACUS_TRAIN_OPTS_VERSION)
+	if (version != 1 && version != ABACUS_TRAIN_OPTS_VERSION)
 		return ab_err(NULL, ABACUS_EINVAL, "", "abacus_train_opts version %u", version);
 	abacus_train_opts init = ABACUS_TRAIN_OPTS_INIT;
-	*o = init;
+	init.version = version;
+	/* A version-1 caller's struct has no room for the later fields: write only its own. */
+	memcpy(o, &init, version == 1 ? TRAIN_OPTS_V1_SIZE : sizeof init);
+	return 0;
+}
+
+int ab_train_opts_read(abacus_train_opts *out, const abacus_train_opts *in, abacus_error *err)
+{
+	abacus_train_opts init = ABACUS_TRAIN_OPTS_INIT;
+	*out = init;
+	if (in->version == 1) {
+		memcpy(out, in, TRAIN_OPTS_V1_SIZE);
+		out->version = ABACUS_TRAIN_OPTS_VERSION;
+		return 0;
+	}
+	if (ab_check_version("abacus_train_opts", in->version, ABACUS_TRAIN_OPTS_VERSION, err))
+		return ABACUS_EINVAL;
+	*out = *in;
 	return 0;
 }
 

@@ -72,10 +72,10 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 	ab_model m, mm_model;
 	ab_examples hw_ex = *ex; /* the same rows without profiles: a per-hardware-id model */
 	hw_ex.machines = NULL;
-	int rc = ab_model_fit(&m, ex, train, ntr, prm, intervals, err);
+	int rc = ab_model_fit(&m, ex, train, ntr, prm, intervals, NULL, err);
 	if (rc)
 		return rc;
-	if (mem_train && (rc = ab_model_fit(&mm_model, &hw_ex, mem_train, nmt, prm, 0, err))) {
+	if (mem_train && (rc = ab_model_fit(&mm_model, &hw_ex, mem_train, nmt, prm, 0, NULL, err))) {
 		ab_model_free(&m);
 		return rc;
 	}
@@ -320,7 +320,8 @@ static int lomo_intervals(abacus_eval_point *pts, const int *pt_net, size_t n, i
  * any, fit its time factor and are not scored. */
 static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_t *te, int shots,
                      const ab_train_params *prm, double *shot_scale, double *errs[E_N], size_t *ne, double *net_t,
-                     double *net_m, size_t *net_n, abacus_eval_point *pts, int *pt_net, abacus_error *err)
+                     double *net_m, size_t *net_n, abacus_eval_point *pts, int *pt_net, ab_progress *pg,
+                     abacus_error *err)
 {
 	int with_rows = 0;
 	for (int q = 0; q < ex->n_mach; q++) {
@@ -376,10 +377,11 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 			if (!is_shot)
 				te[nt++] = r;
 		}
-		if (!nt)
-			continue;
-		rc = score_fold(ex, tr, ntr, te, nt, prm, 1, shot, ns, &shot_scale[q], mtr, nmt, errs, ne, net_t, net_m,
-		                net_n, pts, pt_net, err);
+		if (nt)
+			rc = score_fold(ex, tr, ntr, te, nt, prm, 1, shot, ns, &shot_scale[q], mtr, nmt, errs, ne, net_t,
+			                net_m, net_n, pts, pt_net, err);
+		if (!rc)
+			ab_progress_step(pg); /* a machine without rows is a fold too: done reaches the announced total */
 	}
 	ab_free(shot);
 	ab_free(mtr);
@@ -388,12 +390,14 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 }
 
 int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
-                    const abacus_train_opts *o, abacus_error *err)
+                    const abacus_train_opts *opts, abacus_error *err)
 {
 	*out = NULL;
 	ab_err_clear(err);
-	if (ab_check_version("abacus_train_opts", o->version, ABACUS_TRAIN_OPTS_VERSION, err))
+	abacus_train_opts oc;
+	if (ab_train_opts_read(&oc, opts, err))
 		return ABACUS_EINVAL;
+	const abacus_train_opts *o = &oc;
 	ab_examples ex;
 	int rc = ab_examples_build(&ex, sets, n_sets, o->graph_root ? o->graph_root : ".", err);
 	if (rc)
@@ -434,8 +438,15 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 		idx[i] = i;
 	ab_shuffle(idx, ex.n, o->seed);
 	size_t ne = 0;
+	/* Progress in folds, the units of similar cost each protocol has; the count is known before the first. */
+	enum { FOLDS = 5 };
+	ab_progress pg;
+	ab_progress_start(&pg, o,
+	                  protocol == ABACUS_EVAL_RANDOM      ? FOLDS
+	                  : protocol == ABACUS_EVAL_LOMO      ? (size_t)ex.n_nets
+	                  : protocol == ABACUS_EVAL_LOMACHINE ? (size_t)ex.n_mach
+	                                                      : (size_t)ex.n_hw);
 	if (protocol == ABACUS_EVAL_RANDOM) {
-		enum { FOLDS = 5 };
 		for (int f = 0; f < FOLDS && !rc; f++) {
 			size_t ntr = 0, nt = 0;
 			for (size_t i = 0; i < ex.n; i++) {
@@ -446,6 +457,8 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 			}
 			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, NULL, 0, errs, &ne, net_t, net_m, net_n, ev->points,
 			                pt_net, err);
+			if (!rc)
+				ab_progress_step(&pg);
 		}
 	} else if (protocol == ABACUS_EVAL_LOMO) {
 		if (ex.n_nets < 2) {
@@ -462,10 +475,12 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 			}
 			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, NULL, 0, errs, &ne, net_t, net_m, net_n, ev->points,
 			                pt_net, err);
+			if (!rc)
+				ab_progress_step(&pg);
 		}
 	} else if (protocol == ABACUS_EVAL_LOMACHINE) {
 		rc = lomachine(&ex, idx, tr, te, o->shots, &prm, shot_scale, errs, &ne, net_t, net_m, net_n, ev->points,
-		               pt_net, err);
+		               pt_net, &pg, err);
 	} else {
 		if (ex.n_hw < 2) {
 			rc = ab_err(err, ABACUS_EINVAL, "", "cross-hw needs rows from at least 2 hardware ids (have %d)", ex.n_hw);
@@ -481,6 +496,8 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 			}
 			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, NULL, 0, errs, &ne, net_t, net_m, net_n, ev->points,
 			                pt_net, err);
+			if (!rc)
+				ab_progress_step(&pg);
 		}
 	}
 	if (rc)

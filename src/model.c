@@ -589,31 +589,47 @@ void ab_model_free(ab_model *m)
 	ab_ensemble_free(&m->mem);
 }
 
+/* Cross-validated log residuals inside the training rows give the interval quantiles: 5 folds of whole
+ * networks (a network's rows all in one fold, so that the interval is as wide as the error on a network the
+ * model never saw: users ask about networks that are not in the zoo), or in profile mode (examples with
+ * machine profiles) with rows of several machines one fold per machine, so that the interval of a machine
+ * the model never saw is as wide as the error on an unseen machine is (the "Machines" issue, item 6).
+ * Returns the number of folds. */
+enum { FOLDS = 5 };
+static int cv_folds(const ab_examples *ex, const size_t *idx, size_t n, int *by_machine, int *by_net)
+{
+	int n_folds = FOLDS;
+	*by_machine = *by_net = 0;
+	for (size_t i = 1; i < n && !*by_net; i++)
+		*by_net = ex->net[idx[i]] % FOLDS != ex->net[idx[0]] % FOLDS; /* at least two folds of networks */
+	if (ex->machines && n) {
+		int first = ex->mach[idx[0]];
+		for (size_t i = 1; i < n; i++)
+			*by_machine |= ex->mach[idx[i]] != first;
+		if (*by_machine)
+			n_folds = ex->n_mach;
+	}
+	return n_folds;
+}
+
+size_t ab_model_fit_units(const ab_examples *ex, const size_t *idx, size_t n, int intervals)
+{
+	int by_machine, by_net;
+	return 1 + (intervals ? (size_t)cv_folds(ex, idx, n, &by_machine, &by_net) : 0);
+}
+
 int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
-                 int intervals, abacus_error *err)
+                 int intervals, ab_progress *pg, abacus_error *err)
 {
 	memset(m, 0, sizeof *m);
 	if (n < 10)
 		return ab_err(err, ABACUS_EINVAL, "", "training needs at least 10 measured rows, got %zu", n);
 	int rc = fit_targets(m, ex, idx, n, p, err);
+	if (!rc)
+		ab_progress_step(pg);
 	if (rc || !intervals)
 		goto done;
-	/* Cross-validated log residuals inside the training rows give the interval quantiles: 5 folds of whole
-	 * networks (a network's rows all in one fold, so that the interval is as wide as the error on a network
-	 * the model never saw: users ask about networks that are not in the zoo), or in profile mode with rows
-	 * of several machines one fold per machine, so that the interval of a machine the model never saw is
-	 * as wide as the error on an unseen machine is (the "Machines" issue, item 6). */
-	enum { FOLDS = 5 };
-	int n_folds = FOLDS, by_machine = 0, by_net = 0;
-	for (size_t i = 1; i < n && !by_net; i++)
-		by_net = ex->net[idx[i]] % FOLDS != ex->net[idx[0]] % FOLDS; /* at least two folds of networks */
-	if (m->profile) {
-		int first = ex->mach[idx[0]];
-		for (size_t i = 1; i < n; i++)
-			by_machine |= ex->mach[idx[i]] != first;
-		if (by_machine)
-			n_folds = ex->n_mach;
-	}
+	int by_machine, by_net, n_folds = cv_folds(ex, idx, n, &by_machine, &by_net);
 	double *rt = ab_malloc(n * sizeof *rt), *rm = ab_malloc(n * sizeof *rm);
 	size_t *tr = ab_malloc(n * sizeof *tr);
 	if (!rt || !rm || !tr) {
@@ -626,8 +642,10 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 		for (size_t i = 0; i < n; i++)
 			if ((by_machine ? ex->mach[idx[i]] : by_net ? ex->net[idx[i]] % FOLDS : (int)(i % FOLDS)) != f)
 				tr[nt++] = idx[i];
-		if (nt == n || nt < 10)
+		if (nt == n || nt < 10) {
+			ab_progress_step(pg);
 			continue; /* a machine or fold of networks without rows here, or too few rows besides it */
+		}
 		ab_model sub;
 		if ((rc = fit_targets(&sub, ex, tr, nt, p, err)))
 			break;
@@ -639,6 +657,7 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 				rm[nr++] = log(ex->mem[idx[i]] / mm);
 			}
 		ab_model_free(&sub);
+		ab_progress_step(pg);
 	}
 	if (!rc && nr) {
 		m->q_time[1] = ab_quantile(rt, nr, 0.95);

@@ -109,9 +109,13 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 /* The optimizer step's and gradient writes' part (per unit of calib): the parameter terms. */
 double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS]);
 
-/* Fits on the rows idx[0..n). With `intervals`, also runs a 5-fold CV inside them for the quantiles. */
+/* Fits on the rows idx[0..n). With `intervals`, also runs a 5-fold CV inside them for the quantiles (one
+ * fold per machine in profile mode with rows of several machines). `pg` (may be NULL) is stepped once per
+ * fit: the final one, then each cross-validation fold. */
 int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
-                 int intervals, abacus_error *err);
+                 int intervals, ab_progress *pg, abacus_error *err);
+/* How many steps ab_model_fit with these arguments reports. */
+size_t ab_model_fit_units(const ab_examples *ex, const size_t *idx, size_t n, int intervals);
 /* Predicts row `r` of `ex`; `calib` < 0 uses the model's median for the row's hardware. */
 void ab_model_predict_row(const ab_model *m, const ab_examples *ex, size_t r, double calib, double *time,
                           double *mem);

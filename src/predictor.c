@@ -112,13 +112,15 @@ void abacus_predictor_free(abacus_predictor *p)
 	ab_free(p);
 }
 
-int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_sets, const abacus_train_opts *o,
+int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_sets, const abacus_train_opts *opts,
                  abacus_error *err)
 {
 	*out = NULL;
 	ab_err_clear(err);
-	if (ab_check_version("abacus_train_opts", o->version, ABACUS_TRAIN_OPTS_VERSION, err))
+	abacus_train_opts oc;
+	if (ab_train_opts_read(&oc, opts, err))
 		return ABACUS_EINVAL;
+	const abacus_train_opts *o = &oc;
 	if (o->rounds < 1 || o->rounds > 100000 || o->max_depth < 1 || o->max_depth > 20 || !(o->eta > 0 && o->eta <= 1))
 		return ab_err(err, ABACUS_EINVAL, "", "training options out of range (rounds 1..100000, depth 1..20, eta (0,1])");
 	ab_examples ex;
@@ -126,8 +128,8 @@ int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_s
 	if (rc)
 		return rc;
 	abacus_predictor *p = ab_calloc(1, sizeof *p);
-	size_t *idx = ab_malloc((ex.n ? ex.n : 1) * sizeof *idx);
-	if (!p || !idx) {
+	size_t *idx = ab_malloc((ex.n ? ex.n : 1) * sizeof *idx), *pidx = ab_malloc((ex.n ? ex.n : 1) * sizeof *pidx);
+	if (!p || !idx || !pidx) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
@@ -136,7 +138,30 @@ int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_s
 	ab_shuffle(idx, ex.n, o->seed);
 	ab_train_params prm;
 	ab_train_params_from(&prm, o);
-	if ((rc = ab_model_fit(&p->m, &ex, idx, ex.n, &prm, 1, err)))
+	/* With machine profiles, the profile-mode time model is fitted too, on the rows of the machines that have
+	 * one (pidx[0..ns)). They are attached before the first fit so that the progress total is known from the
+	 * start; the per-hardware-id model is fitted on a copy of the examples without them, as before. */
+	ab_examples hw_ex = ex;
+	size_t ns = 0;
+	if (o->n_machines) {
+		if (o->n_machines > AB_MAX_MACHINES) {
+			rc = ab_err(err, ABACUS_ELIMIT, "", "more than %d machine profiles", AB_MAX_MACHINES);
+			goto out;
+		}
+		if ((rc = ab_examples_attach_machines(&ex, o->machines, o->n_machines, err)))
+			goto out;
+		for (size_t i = 0; i < ex.n; i++)
+			if (ex.mach[idx[i]] >= 0)
+				pidx[ns++] = idx[i];
+		if (ns < AB_MIN_HW_ROWS) {
+			rc = ab_err(err, ABACUS_EINVAL, "", "only %zu rows come from machines with a profile (%d needed for the "
+			            "profile-mode time model)", ns, AB_MIN_HW_ROWS);
+			goto out;
+		}
+	}
+	ab_progress pg;
+	ab_progress_start(&pg, o, ab_model_fit_units(&hw_ex, idx, ex.n, 1) + (ns ? ab_model_fit_units(&ex, pidx, ns, 1) : 0));
+	if ((rc = ab_model_fit(&p->m, &hw_ex, idx, ex.n, &prm, 1, &pg, err)))
 		goto out;
 	p->d = ex.d;
 	p->schema = schema_hash();
@@ -157,31 +182,15 @@ int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_s
 		dg = fnv(dg, line, (size_t)len);
 	}
 	p->digest = dg;
-	/* With machine profiles, the profile-mode time model on the rows of the machines that have one. */
-	if (o->n_machines) {
-		if (o->n_machines > AB_MAX_MACHINES) {
-			rc = ab_err(err, ABACUS_ELIMIT, "", "more than %d machine profiles", AB_MAX_MACHINES);
-			goto out;
-		}
-		if ((rc = ab_examples_attach_machines(&ex, o->machines, o->n_machines, err)))
-			goto out;
-		size_t ns = 0;
-		for (size_t i = 0; i < ex.n; i++)
-			if (ex.mach[idx[i]] >= 0)
-				idx[ns++] = idx[i];
-		if (ns < AB_MIN_HW_ROWS) {
-			rc = ab_err(err, ABACUS_EINVAL, "", "only %zu rows come from machines with a profile (%d needed for the "
-			            "profile-mode time model)", ns, AB_MIN_HW_ROWS);
-			goto out;
-		}
-		if ((rc = ab_model_fit(&p->pm, &ex, idx, ns, &prm, 1, err)))
+	if (ns) {
+		if ((rc = ab_model_fit(&p->pm, &ex, pidx, ns, &prm, 1, &pg, err)))
 			goto out;
 		p->has_profile = 1;
 		p->profile_rows = ns;
 		for (int q = 0; q < ex.n_mach; q++) {
 			int used = 0;
 			for (size_t i = 0; i < ns && !used; i++)
-				used = ex.mach[idx[i]] == q;
+				used = ex.mach[pidx[i]] == q;
 			if (!used)
 				continue;
 			if (!(p->profile_ids[p->n_profile_ids] = ab_strdup(ex.machines[q]->id))) {
@@ -193,6 +202,7 @@ int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_s
 	}
 out:
 	ab_free(idx);
+	ab_free(pidx);
 	ab_examples_free(&ex);
 	if (rc) {
 		abacus_predictor_free(p);

@@ -36,6 +36,22 @@ int ab_check_version(const char *what, unsigned int got, unsigned int want, abac
 /* Resets `err` to "no error". */
 void ab_err_clear(abacus_error *err);
 
+/* The caller's training options as this library reads them (config.c): *out becomes a current-version copy
+ * of `in`, which may be a version-1 struct (shorter: only its fields are read, and the fields it lacks get
+ * their defaults) or a current one. ABACUS_EINVAL for any other version. */
+int ab_train_opts_read(abacus_train_opts *out, const abacus_train_opts *in, abacus_error *err);
+
+/* Progress reports to a caller's callback (progress.c; abacus_train_opts.progress says the contract):
+ * ab_progress_start reports done = 0 of `total`, each ab_progress_step one more unit done. A NULL callback
+ * makes both do nothing. */
+typedef struct ab_progress {
+	void (*fn)(size_t done, size_t total, void *payload);
+	void *payload;
+	size_t done, total;
+} ab_progress;
+void ab_progress_start(ab_progress *pg, const abacus_train_opts *o, size_t total);
+void ab_progress_step(ab_progress *pg);
+
 /* Checked arithmetic: return 0 and store the result, or -1 on overflow. */
 static inline int ab_mul(int64_t a, int64_t b, int64_t *out)
 {

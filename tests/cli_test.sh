@@ -185,7 +185,42 @@ for f in sys.argv[1:]:
     assert root.tag.endswith('svg') and len(list(root.iter())) > 20, f
 " "$S.plan.svg" "$S.inspect.svg" "$S.nsm.svg" "$S.eval.svg"; then ok "svgs are well-formed XML"; else bad "svgs are well-formed XML"; fi
 expect_rc "svg to an unwritable path" 1 $A inspect tests/data/graphs/resnet18-64.onnx --svg /nonexistent/dir/x.svg
-rm -f "$S".*.svg
+# The new plots byte for byte (round ticks in MiB/GiB, ms; the interval band; the legends; per-group colours).
+expect_rc "eval lomachine svg" 0 $A eval tests/data/three_machines.csv --protocol lomachine --machines tests/data/machines \
+	--rounds 20 --svg "$S.eval3.svg"
+golden_file() { # name produced golden
+	if cmp -s "$2" "$3"; then ok "golden $1"; else bad "golden $1 (differs from $3)"; fi
+}
+golden_file "plan svg" "$S.plan.svg" tests/golden/plan.svg
+golden_file "eval svg" "$S.eval.svg" tests/golden/eval.svg
+golden_file "eval lomachine svg" "$S.eval3.svg" tests/golden/eval_lomachine.svg
+if grep -q 'e+[0-9]\|e-[0-9]' "$S.plan.svg" "$S.eval.svg" "$S.eval3.svg"; then bad "no exponent in any label"; else ok "no exponent in any label"; fi
+# Every SVG the CLI writes renders (librsvg, as an image viewer or a browser would) to a non-empty PNG.
+if command -v rsvg-convert >/dev/null 2>&1; then
+	for k in plan inspect nsm eval eval3; do
+		if rsvg-convert -o "$S.$k.png" "$S.$k.svg" 2>/tmp/abacus_cli_err.$$ && [ -s "$S.$k.png" ] &&
+			head -c 8 "$S.$k.png" | od -An -c | grep -q "P   N   G"; then
+			ok "svg renders to png: $k"
+		else
+			bad "svg renders to png: $k"; cat /tmp/abacus_cli_err.$$
+		fi
+	done
+else
+	echo "skip svg rendering: rsvg-convert is absent (Debian package librsvg2-bin, scripts/setup.sh)"
+fi
+rm -f "$S".*.svg "$S".*.png
+# Progress: on a terminal a line per fold with the time left, in a pipe nothing.
+$A eval tests/data/small.csv --rounds 5 >/dev/null 2>/tmp/abacus_cli_err.$$
+[ ! -s /tmp/abacus_cli_err.$$ ] && ok "eval is quiet when stderr is not a terminal" || bad "eval is quiet when stderr is not a terminal"
+if command -v script >/dev/null 2>&1; then
+	script -qec "$A eval tests/data/small.csv --rounds 5 >/dev/null" /dev/null >/tmp/abacus_cli_out.$$ 2>&1
+	grep -q "eval: fold 2/5, .* elapsed, about .* left" /tmp/abacus_cli_out.$$ && ok "eval shows progress on a terminal" ||
+		bad "eval shows progress on a terminal"
+	script -qec "$A train tests/data/small.csv --rounds 5 --out $S.m" /dev/null >/tmp/abacus_cli_out.$$ 2>&1
+	grep -q "train: fit 2/6, .* elapsed, about .* left" /tmp/abacus_cli_out.$$ && ok "train shows progress on a terminal" ||
+		bad "train shows progress on a terminal"
+	rm -f "$S.m"
+fi
 expect_rc "calibrate json" 0 $A calibrate --hw cpu1 --model "$M" --format json
 python3 -c "import json; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['calib_s'] > 0 and j['training_calib_s'] > 0 and j['threads'] == 1" && ok "calibrate json" || bad "calibrate json"
 expect_rc "calibrate bad hw" 2 $A calibrate --hw tpu1

@@ -3,6 +3,7 @@
  * (tests/data/small.csv: 64 rows measured by `abacus profile` on four networks).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -553,4 +554,178 @@ void test_bundle_names(void)
 	free(c);
 	abacus_buffer_free(b);
 	abacus_predictor_free(p);
+}
+
+/* What a progress callback saw: every call's done and total, in order. */
+/* Whether two predictors save to the same bundle bytes (both present). */
+static int same_bundle(const abacus_predictor *p, const abacus_predictor *q)
+{
+	char *b1 = NULL, *b2 = NULL;
+	size_t n1 = 0, n2 = 0;
+	int same = p && q && !abacus_predictor_save(&b1, &n1, p, NULL) && !abacus_predictor_save(&b2, &n2, q, NULL) &&
+	           n1 == n2 && !memcmp(b1, b2, n1);
+	abacus_buffer_free(b1);
+	abacus_buffer_free(b2);
+	return same;
+}
+
+typedef struct progress_log {
+	size_t done[256], total[256];
+	int n;
+} progress_log;
+
+static void log_progress(size_t done, size_t total, void *payload)
+{
+	progress_log *l = payload;
+	if (l->n < 256) {
+		l->done[l->n] = done;
+		l->total[l->n] = total;
+	}
+	l->n++;
+}
+
+/* The calls began at 0, went up by one each time to the total, which never changed. */
+static void check_progress(const progress_log *l, size_t want_total)
+{
+	CHECK(l->n >= 2 && l->n <= 256);
+	if (l->n < 2 || l->n > 256)
+		return;
+	CHECK_EQ_I64(l->done[0], 0);
+	CHECK_EQ_I64(l->n, want_total + 1);
+	for (int i = 0; i < l->n; i++) {
+		CHECK_EQ_I64(l->total[i], want_total);
+		CHECK_EQ_I64(l->done[i], i);
+	}
+	CHECK_EQ_I64(l->done[l->n - 1], l->total[l->n - 1]);
+}
+
+/* abacus_train reports one step per model fit (the final one and the 5 cross-validation fits of the
+ * intervals), abacus_evaluate one per fold (5 for random, one per network for lomo, one per machine for
+ * lomachine), and training with machine profiles adds the profile-mode model's fits. The reports change no
+ * result. */
+void test_train_progress(void);
+void test_train_progress(void)
+{
+	abacus_error err;
+	abacus_dataset *d = NULL, *d3 = NULL;
+	CHECK_EQ_I64(abacus_dataset_load_file(&d, SMALL, &err), 0);
+	CHECK_EQ_I64(abacus_dataset_load_file(&d3, "tests/data/three_machines.csv", &err), 0);
+	if (!d || !d3) {
+		abacus_dataset_free(d);
+		abacus_dataset_free(d3);
+		return;
+	}
+	progress_log l = { .n = 0 };
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 20;
+	o.progress = log_progress;
+	o.payload = &l;
+	abacus_predictor *p = NULL, *q = NULL;
+	CHECK_EQ_I64(abacus_train(&p, &d, 1, &o, &err), 0);
+	check_progress(&l, 6);
+	/* The same options without a callback give the same bundle. */
+	abacus_train_opts plain = o;
+	plain.progress = NULL;
+	CHECK_EQ_I64(abacus_train(&q, &d, 1, &plain, &err), 0);
+	CHECK(same_bundle(p, q));
+	abacus_predictor_free(p);
+	abacus_predictor_free(q);
+	static const struct { abacus_eval_protocol proto; size_t folds; } evals[] = {
+		{ ABACUS_EVAL_RANDOM, 5 }, { ABACUS_EVAL_LOMO, 4 },
+	};
+	for (size_t i = 0; i < sizeof evals / sizeof evals[0]; i++) {
+		abacus_eval *ev = NULL;
+		l.n = 0;
+		CHECK_EQ_I64(abacus_evaluate(&ev, &d, 1, evals[i].proto, &o, &err), 0);
+		check_progress(&l, evals[i].folds);
+		abacus_eval_free(ev);
+	}
+	/* Three machines with profiles: lomachine has a fold per machine; training fits the per-hardware-id model
+	 * (1 + 5 folds of networks) and the profile-mode one (1 + one fold per machine). */
+	abacus_machine *ms[3] = { NULL, NULL, NULL };
+	static const char *const files[3] = { "tests/data/machines/mA.machine", "tests/data/machines/mB.machine",
+		                              "tests/data/machines/mC.machine" };
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_I64(abacus_machine_load_file(&ms[i], files[i], &err), 0);
+	if (ms[0] && ms[1] && ms[2]) {
+		o.machines = (const abacus_machine *const *)ms;
+		o.n_machines = 3;
+		abacus_eval *ev = NULL;
+		l.n = 0;
+		CHECK_EQ_I64(abacus_evaluate(&ev, &d3, 1, ABACUS_EVAL_LOMACHINE, &o, &err), 0);
+		check_progress(&l, 3);
+		abacus_eval_free(ev);
+		l.n = 0;
+		CHECK_EQ_I64(abacus_train(&p, &d3, 1, &o, &err), 0);
+		check_progress(&l, 6 + 4);
+		abacus_predictor_free(p);
+	}
+	for (int i = 0; i < 3; i++)
+		abacus_machine_free(ms[i]);
+	/* A failed run stops reporting: no final done == total. */
+	o.machines = NULL;
+	o.n_machines = 0;
+	l.n = 0;
+	abacus_eval *bad = NULL;
+	CHECK_EQ_I64(abacus_evaluate(&bad, &d, 1, ABACUS_EVAL_CROSS_HW, &o, &err), ABACUS_EINVAL);
+	CHECK(bad == NULL);
+	CHECK(l.n <= 1);
+	abacus_dataset_free(d);
+	abacus_dataset_free(d3);
+}
+
+/* A program built against the version-1 header passes a shorter struct, without progress and payload: the
+ * library reads only its fields (AddressSanitizer would catch a read past them in `make check SANITIZE=1`)
+ * and trains exactly what a version-2 struct with the same fields does. abacus_train_opts_init for version
+ * 1 writes no byte past a version-1 struct. */
+void test_train_opts_v1(void);
+void test_train_opts_v1(void)
+{
+	size_t v1_size = offsetof(abacus_train_opts, progress);
+	unsigned char *raw = malloc(sizeof(abacus_train_opts));
+	CHECK(raw != NULL);
+	if (!raw)
+		return;
+	memset(raw, 0xa5, sizeof(abacus_train_opts));
+	abacus_train_opts *v1 = (abacus_train_opts *)raw;
+	CHECK_EQ_I64(abacus_train_opts_init(v1, 1), 0);
+	CHECK_EQ_I64(v1->version, 1);
+	CHECK_EQ_I64(v1->rounds, 400);
+	for (size_t i = v1_size; i < sizeof(abacus_train_opts); i++)
+		CHECK(raw[i] == 0xa5);
+	/* Now exactly a version-1 struct's bytes, on the heap, so that any read past them is caught. */
+	abacus_train_opts *exact = malloc(v1_size);
+	CHECK(exact != NULL);
+	if (!exact) {
+		free(raw);
+		return;
+	}
+	v1->rounds = 20;
+	memcpy(exact, raw, v1_size);
+	abacus_train_opts v2 = ABACUS_TRAIN_OPTS_INIT;
+	v2.rounds = 20;
+	abacus_error err;
+	abacus_dataset *d = NULL;
+	CHECK_EQ_I64(abacus_dataset_load_file(&d, SMALL, &err), 0);
+	abacus_predictor *p = NULL, *q = NULL;
+	if (d) {
+		CHECK_EQ_I64(abacus_train(&p, &d, 1, exact, &err), 0);
+		CHECK_EQ_I64(abacus_train(&q, &d, 1, &v2, &err), 0);
+		abacus_eval *ev = NULL;
+		CHECK_EQ_I64(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_RANDOM, exact, &err), 0);
+		abacus_eval_free(ev);
+	}
+	CHECK(same_bundle(p, q));
+	/* Versions this library never had are still refused. */
+	unsigned int three = 3; /* through memcpy: GCC rightly sees the struct type as larger than the block */
+	memcpy((unsigned char *)exact + offsetof(abacus_train_opts, version), &three, sizeof three);
+	abacus_predictor *r = NULL;
+	CHECK_EQ_I64(abacus_train(&r, &d, 1, exact, &err), ABACUS_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "abacus_train_opts has version 3");
+	CHECK_EQ_I64(abacus_train_opts_init(v1, 3), ABACUS_EINVAL);
+	abacus_predictor_free(p);
+	abacus_predictor_free(q);
+	abacus_dataset_free(d);
+	free(exact);
+	free(raw);
 }
