@@ -43,6 +43,7 @@ import gc
 import json
 import math
 import os
+import re
 import statistics
 import sys
 import time
@@ -163,6 +164,12 @@ def blas_library() -> str:
                     return "reference" if d == "blas" else d
     except OSError:
         pass
+    # No system BLAS mapped: PyPI's torch wheels carry their own (MKL, linked in), which the build settings name.
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        m = re.search(r"\bBLAS_INFO=(\w+)", torch.__config__.show())
+        if m and m.group(1) != "generic":
+            return "bundled-" + m.group(1)
     return "unknown"
 
 
@@ -379,6 +386,12 @@ class Worker:
             return {"graph_status": "exists"}
         if not cfg.get("export", True):
             return {"graph_status": "missing"}
+        if not self.torch.__version__.startswith("1.13"):
+            # The graphs are torch 1.13's export (docs/PROTOCOL.md, "Graphs"); another runtime measures the same
+            # network against that graph (its row's params must equal the graph's: test_dataset_rows_match_graphs)
+            # and never exports its own (torch 2's exporter makes other graphs).
+            return {"graph_status": "failed", "graph_error": "no graph: another runtime never exports; run "
+                    f"'/usr/bin/python3 -m collector.export_onnx --models {name} --sizes {size}' first"}
         try:
             if self.export_onnx is None:
                 from collector import export_onnx

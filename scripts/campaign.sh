@@ -25,11 +25,11 @@ import json, sys
 cheap = '$CHEAP'.split(',')
 names = [json.loads(l)['name'] for l in sys.stdin if l.strip()]
 print(','.join([n for n in cheap if n in names] + [n for n in names if n not in cheap]))")
-COMMON=(--out "$OUT" --graphs data/graphs --max-iter-seconds 3 --timeout 900 --repeat 2 --repeat-percent 15
+COMMON=(--graphs data/graphs --machines data/machines.jsonl --max-iter-seconds 3 --timeout 900 --repeat 2 --repeat-percent 15
         --optimizer sgd,adam --wait-quiet --log data/campaign-workers.log --models "$ALL")
 phase() {
 	echo "== $(date -u +%FT%TZ) phase: $*"
-	"$A" profile "${COMMON[@]}" "$@" || echo "== phase ended with status $?"
+	"$A" profile --out "$OUT" "${COMMON[@]}" "$@" || echo "== phase ended with status $?"
 }
 make -s
 # Every row names its machine (docs/PROTOCOL.md version 2), and the machine id covers the thread count and any ISA
@@ -65,6 +65,15 @@ fingerprint() {
 	phase --size min --seq min --batch 1,4 --max-iter-seconds 1.5 "$@"
 }
 fingerprint --hw cpu1
+# Other runtimes (issue "Frameworks"): the same fingerprint through each runtime's interpreter (scripts/setup.sh
+# makes .runtimes/NAME), into that runtime's own CSV (data/NAME/dataset.csv) until one bundle predicts every
+# runtime, with the one machines table (COMMON names it for every phase). They measure against torch 1.13's graphs (the worker never exports
+# under another runtime) and their rows carry their runtime and their own machine id.
+for rt in torch-2.15.0; do
+	[ -x ".runtimes/$rt/bin/python" ] || { echo "== runtime $rt is not installed (scripts/setup.sh): skipped"; continue; }
+	mkdir -p "data/$rt"
+	OUT="data/$rt/dataset.csv" fingerprint --hw cpu1 --python ".runtimes/$rt/bin/python"
+done
 # The three ids below had 300+ ok rows each by 2026-12-04 23:10 (their remaining configurations are the zoo's
 # costly tail); the fourth id, SSE4.1 on two threads, had none, so it comes before their tails. Its unseen
 # step (below) ran before its fingerprint: it was the machine no training row came from.

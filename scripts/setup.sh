@@ -22,3 +22,21 @@ if [ -n "$missing" ]; then
 	# shellcheck disable=SC2086
 	apt-get install -y --no-install-recommends $missing
 fi
+# The other runtimes (issue "Frameworks"), each in its own virtual environment inside the project
+# (.runtimes/NAME, git-ignored), pinned to the exact packages of collector/runtimes/NAME.txt. A stamp holds the
+# pins it was made from, so that a changed pin file rebuilds the environment and an unchanged one is skipped.
+# ABACUS_RUNTIMES=none skips them (the C library, its tests and the torch 1.13 collector need none).
+cd "$(dirname "$0")/.."
+for pins in collector/runtimes/*.txt; do
+	[ "${ABACUS_RUNTIMES:-all}" = none ] && break
+	name=$(basename "$pins" .txt)
+	env=.runtimes/$name
+	if [ -x "$env/bin/python" ] && cmp -s "$pins" "$env/abacus-pins.txt"; then
+		continue
+	fi
+	rm -rf "$env"
+	/usr/bin/python3 -m venv "$env"
+	"$env/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir -r "$pins"
+	cp "$pins" "$env/abacus-pins.txt"
+	echo "setup: runtime $name installed in $env"
+done
