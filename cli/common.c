@@ -93,15 +93,10 @@ int cli_optimizer_opt(void *target, const char *v, const char *cmd)
 
 int cli_runtime_opt(void *target, const char *v, const char *cmd)
 {
-	char known[256] = "";
-	for (size_t k = 0; abacus_runtime_name(k); k++) {
-		if (!strcmp(abacus_runtime_name(k), v)) {
-			*(const char **)target = abacus_runtime_name(k);
-			return 0;
-		}
-		snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", k ? ", " : "", abacus_runtime_name(k));
-	}
-	return cli_usage(cmd, "--runtime must be one of: %s (got '%s')", known, v), -2;
+	abacus_error err;
+	if (abacus_parse_runtime((const char **)target, v, &err))
+		return cli_usage(cmd, "--runtime: %s", err.msg), -2;
+	return 0;
 }
 
 int cli_format_opt(void *target, const char *v, const char *cmd)

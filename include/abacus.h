@@ -129,6 +129,8 @@ int abacus_config_init(abacus_config *cfg, unsigned int version);
 
 /* The runtimes this library prices, i = 0, 1, ... until NULL; the first is the default. */
 const char *abacus_runtime_name(size_t i);
+/* The runtime called `text`: *out = its name (static), or ABACUS_EINVAL with a message listing the known ones. */
+int abacus_parse_runtime(const char **out, const char *text, abacus_error *err);
 
 /* Parses "1x3x224x224" into an input shape (name left NULL). */
 int abacus_parse_dims(abacus_input_shape *out, const char *text, abacus_error *err);

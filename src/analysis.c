@@ -512,12 +512,9 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	a->cfg = *cfg;
 	a->rt = ab_runtime_find(cfg->runtime);
 	if (!a->rt) {
-		char known[256] = "";
-		for (size_t i = 0; abacus_runtime_name(i); i++)
-			snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", abacus_runtime_name(i));
+		const char *name;
 		ab_free(a);
-		return ab_err(err, ABACUS_EINVAL, cfg->runtime, "unknown runtime '%s': this abacus prices %s", cfg->runtime,
-		              known);
+		return abacus_parse_runtime(&name, cfg->runtime, err);
 	}
 	ab_arena_init(&a->vals_arena, 64 << 10);
 	size_t nt = (size_t)g->n_tensors + 1, nn = (size_t)g->n_nodes + 1;

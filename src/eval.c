@@ -389,6 +389,34 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 	return rc;
 }
 
+/* The folds of random, lomo and cross-hw, in one loop: a row's group is its position in the shuffled order
+ * modulo the fold count (random), its network (lomo) or its hardware id (cross-hw). Fold f tests the rows of
+ * group f and trains on the rest; cross-hw turns that around (trains on hardware id f, tests on the others). */
+static int group_folds(const ab_examples *ex, const size_t *idx, size_t *tr, size_t *te, abacus_eval_protocol protocol,
+                       int n_folds, const ab_train_params *prm, double *errs[E_N], size_t *ne, double *net_t,
+                       double *net_m, size_t *net_n, abacus_eval_point *pts, int *pt_net, ab_progress *pg,
+                       abacus_error *err)
+{
+	int rc = 0;
+	for (int f = 0; f < n_folds && !rc; f++) {
+		size_t ntr = 0, nt = 0;
+		for (size_t i = 0; i < ex->n; i++) {
+			int g = protocol == ABACUS_EVAL_RANDOM ? (int)(i % (size_t)n_folds)
+			        : protocol == ABACUS_EVAL_LOMO ? ex->net[idx[i]]
+			                                       : ex->hw[idx[i]];
+			if ((g == f) != (protocol == ABACUS_EVAL_CROSS_HW))
+				te[nt++] = idx[i];
+			else
+				tr[ntr++] = idx[i];
+		}
+		rc = score_fold(ex, tr, ntr, te, nt, prm, 0, NULL, 0, NULL, NULL, 0, errs, ne, net_t, net_m, net_n, pts, pt_net,
+		                err);
+		if (!rc)
+			ab_progress_step(pg);
+	}
+	return rc;
+}
+
 int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
                     const abacus_train_opts *opts, abacus_error *err)
 {
@@ -440,66 +468,26 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	size_t ne = 0;
 	/* Progress in folds, the units of similar cost each protocol has; the count is known before the first. */
 	enum { FOLDS = 5 };
+	size_t n_folds = protocol == ABACUS_EVAL_RANDOM      ? FOLDS
+	                 : protocol == ABACUS_EVAL_LOMO      ? (size_t)ex.n_nets
+	                 : protocol == ABACUS_EVAL_LOMACHINE ? (size_t)ex.n_mach
+	                                                     : (size_t)ex.n_hw;
 	ab_progress pg;
-	ab_progress_start(&pg, o,
-	                  protocol == ABACUS_EVAL_RANDOM      ? FOLDS
-	                  : protocol == ABACUS_EVAL_LOMO      ? (size_t)ex.n_nets
-	                  : protocol == ABACUS_EVAL_LOMACHINE ? (size_t)ex.n_mach
-	                                                      : (size_t)ex.n_hw);
-	if (protocol == ABACUS_EVAL_RANDOM) {
-		for (int f = 0; f < FOLDS && !rc; f++) {
-			size_t ntr = 0, nt = 0;
-			for (size_t i = 0; i < ex.n; i++) {
-				if ((int)(i % FOLDS) == f)
-					te[nt++] = idx[i];
-				else
-					tr[ntr++] = idx[i];
-			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, NULL, 0, errs, &ne, net_t, net_m, net_n, ev->points,
-			                pt_net, err);
-			if (!rc)
-				ab_progress_step(&pg);
-		}
-	} else if (protocol == ABACUS_EVAL_LOMO) {
-		if (ex.n_nets < 2) {
-			rc = ab_err(err, ABACUS_EINVAL, "", "leave-one-model-out needs rows from at least 2 networks");
-			goto out;
-		}
-		for (int net = 0; net < ex.n_nets && !rc; net++) {
-			size_t ntr = 0, nt = 0;
-			for (size_t i = 0; i < ex.n; i++) {
-				if (ex.net[idx[i]] == net)
-					te[nt++] = idx[i];
-				else
-					tr[ntr++] = idx[i];
-			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, NULL, 0, errs, &ne, net_t, net_m, net_n, ev->points,
-			                pt_net, err);
-			if (!rc)
-				ab_progress_step(&pg);
-		}
-	} else if (protocol == ABACUS_EVAL_LOMACHINE) {
+	ab_progress_start(&pg, o, n_folds);
+	if (protocol == ABACUS_EVAL_LOMO && ex.n_nets < 2) {
+		rc = ab_err(err, ABACUS_EINVAL, "", "leave-one-model-out needs rows from at least 2 networks");
+		goto out;
+	}
+	if (protocol == ABACUS_EVAL_CROSS_HW && ex.n_hw < 2) {
+		rc = ab_err(err, ABACUS_EINVAL, "", "cross-hw needs rows from at least 2 hardware ids (have %d)", ex.n_hw);
+		goto out;
+	}
+	if (protocol == ABACUS_EVAL_LOMACHINE)
 		rc = lomachine(&ex, idx, tr, te, o->shots, &prm, shot_scale, errs, &ne, net_t, net_m, net_n, ev->points,
 		               pt_net, &pg, err);
-	} else {
-		if (ex.n_hw < 2) {
-			rc = ab_err(err, ABACUS_EINVAL, "", "cross-hw needs rows from at least 2 hardware ids (have %d)", ex.n_hw);
-			goto out;
-		}
-		for (int h = 0; h < ex.n_hw && !rc; h++) {
-			size_t ntr = 0, nt = 0;
-			for (size_t i = 0; i < ex.n; i++) {
-				if (ex.hw[idx[i]] == h)
-					tr[ntr++] = idx[i];
-				else
-					te[nt++] = idx[i];
-			}
-			rc = score_fold(&ex, tr, ntr, te, nt, &prm, 0, NULL, 0, NULL, NULL, 0, errs, &ne, net_t, net_m, net_n, ev->points,
-			                pt_net, err);
-			if (!rc)
-				ab_progress_step(&pg);
-		}
-	}
+	else
+		rc = group_folds(&ex, idx, tr, te, protocol, (int)n_folds, &prm, errs, &ne, net_t, net_m, net_n, ev->points,
+		                 pt_net, &pg, err);
 	if (rc)
 		goto out;
 	ev->n_points = ne;

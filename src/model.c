@@ -74,6 +74,14 @@ static int index_of(char **list, int *n, int max, const char *s, int *out)
 	return 0;
 }
 
+void ab_hw_key(char *buf, size_t len, const ab_runtime *rt, const char *hw)
+{
+	if (rt == ab_runtime_find(NULL))
+		snprintf(buf, len, "%s", hw);
+	else
+		snprintf(buf, len, "%s/%s", rt->name, hw);
+}
+
 int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_sets, const char *root, abacus_error *err)
 {
 	memset(ex, 0, sizeof *ex);
@@ -137,6 +145,17 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 			}
 			abacus_config cfg = ABACUS_CONFIG_INIT;
 			cfg.batch = r->batch;
+			/* The row is priced by its runtime's rules, and its hardware id is that runtime's (ab_hw_key). */
+			if (!(cfg.runtime = r->runtime[0] ? r->runtime : NULL) || !ab_runtime_find(cfg.runtime)) {
+				const char *known;
+				abacus_parse_runtime(&known, r->runtime, err);
+				char msg[sizeof err->msg];
+				snprintf(msg, sizeof msg, "%s", err->msg);
+				rc = ab_err(err, ABACUS_EINVAL, r->runtime, "dataset line %zu (%s): %s", r->line, r->network, msg);
+				goto out;
+			}
+			char key[96];
+			ab_hw_key(key, sizeof key, ab_runtime_find(cfg.runtime), r->hw);
 			if (abacus_parse_optimizer(&cfg.optimizer, r->optimizer, err)) {
 				rc = ab_err(err, ABACUS_EPARSE, r->graph, "dataset line %zu: unknown optimizer '%s'", r->line, r->optimizer);
 				goto out;
@@ -151,12 +170,12 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 			}
 			size_t k = ex->n;
 			int hw;
-			int e = index_of(ex->hw_ids, &ex->n_hw, AB_MAX_HW, r->hw, &hw);
+			int e = index_of(ex->hw_ids, &ex->n_hw, AB_MAX_HW, key, &hw);
 			if (e == 0)
 				e = index_of(ex->nets, &ex->n_nets, (int)cap, r->network, &ex->net[k]);
 			if (e) {
 				abacus_analysis_free(a);
-				rc = e == -2 ? ab_err(err, ABACUS_ELIMIT, r->hw, "more than %d hardware ids", AB_MAX_HW)
+				rc = e == -2 ? ab_err(err, ABACUS_ELIMIT, key, "more than %d hardware ids", AB_MAX_HW)
 				             : ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 				goto out;
 			}

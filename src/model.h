@@ -20,6 +20,10 @@
 #include "trees.h"
 
 #define AB_MAX_HW 16
+/* A hardware id as the predictor keys it: the rows' own ("cpu1") for the default runtime, qualified by the
+ * runtime for the others ("torch-2.15.0/cpu1"), so that each runtime's rows get their own rates. */
+struct ab_runtime;
+void ab_hw_key(char *buf, size_t len, const struct ab_runtime *rt, const char *hw);
 #define AB_MAX_MACHINES 64 /* machine profiles one evaluation attaches */
 #define AB_MIN_NOISE_PAIRS 10 /* repeated pairs a hardware id needs for its rows to be weighted by their noise */
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */

@@ -37,7 +37,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "model.h"
+#include "runtime.h"
 
 #define BUNDLE_VERSION 16 /* 16: feature and term names; 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
                          * convolutions apart); 6: twelve (recurrent steps and
@@ -220,6 +222,35 @@ static int hw_index(const abacus_predictor *p, const char *hw)
 	return -1;
 }
 
+/* The hardware id (index) that prices analysis `a` on `hw`: `hw` as the analysis's runtime keys it (ab_hw_key),
+ * or with hw NULL the first id of that runtime. An error names what the predictor knows. */
+static int resolve_hw(const abacus_predictor *p, const abacus_analysis *a, const char *hw, abacus_error *err)
+{
+	const ab_runtime *rt = a->rt, *def = ab_runtime_find(NULL);
+	size_t plen = strlen(rt->name);
+	char key[96];
+	if (hw) {
+		ab_hw_key(key, sizeof key, rt, hw);
+		int h = hw_index(p, key);
+		if (h >= 0)
+			return h;
+	} else {
+		for (int h = 0; h < p->n_hw; h++) {
+			const char *id = p->hw_ids[h];
+			if (rt == def ? !strchr(id, '/') : !strncmp(id, rt->name, plen) && id[plen] == '/')
+				return h;
+		}
+	}
+	char known[256] = "";
+	for (int i = 0; i < p->n_hw; i++)
+		snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", p->hw_ids[i]);
+	if (hw)
+		return ab_err(err, ABACUS_EINVAL, hw, "unknown hardware id '%s' for runtime %s (this predictor knows: %s)", hw,
+		              rt->name, known);
+	return ab_err(err, ABACUS_EINVAL, rt->name, "this predictor has no rows of runtime %s (it knows: %s); retrain it "
+	              "with that runtime's rows (data/%s/dataset.csv)", rt->name, known, rt->name);
+}
+
 size_t abacus_predictor_n_hw(const abacus_predictor *p)
 {
 	return (size_t)p->n_hw;
@@ -269,15 +300,9 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
                    double calib_s, abacus_error *err)
 {
 	memset(out, 0, sizeof *out);
-	if (!hw)
-		hw = p->n_hw ? p->hw_ids[0] : "";
-	int h = hw_index(p, hw);
-	if (h < 0) {
-		char known[256] = "";
-		for (int i = 0; i < p->n_hw; i++)
-			snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", p->hw_ids[i]);
-		return ab_err(err, ABACUS_EINVAL, hw, "unknown hardware id '%s' (this predictor knows: %s)", hw, known);
-	}
+	int h = resolve_hw(p, a, hw, err);
+	if (h < 0)
+		return h;
 	double x[4096], terms[AB_TIME_TERMS];
 	int rc = vector_and_terms(x, sizeof x / sizeof x[0], terms, p, a, p->hw_threads[h], err);
 	if (rc)
@@ -296,6 +321,11 @@ int abacus_predict_machine(abacus_prediction *out, const abacus_predictor *p, co
 	if (!p->has_profile)
 		return ab_err(err, ABACUS_EINVAL, machine->id, "this predictor was trained without machine profiles: it cannot "
 		              "price a machine by its profile (retrain with 'abacus train --machines DIR')");
+	if (strcmp(machine->runtime, a->rt->name))
+		return ab_err(err, ABACUS_EINVAL, machine->id, "the machine profile was measured with runtime %s and the "
+		              "configuration is priced for %s: profile the machine through that runtime (abacus calibrate "
+		              "--python PATH --out FILE) or analyse with --runtime %s", machine->runtime, a->rt->name,
+		              machine->runtime);
 	double x[4096], terms[AB_TIME_TERMS];
 	int rc = vector_and_terms(x, sizeof x / sizeof x[0], terms, p, a, machine->threads, err);
 	if (rc)
@@ -317,9 +347,9 @@ int abacus_predictor_has_profile(const abacus_predictor *p)
 int abacus_predictor_layer_shares(double *share, size_t n, double *step_share, const abacus_predictor *p,
                                   const abacus_analysis *a, const char *hw, abacus_error *err)
 {
-	int h = hw ? hw_index(p, hw) : 0;
+	int h = resolve_hw(p, a, hw, err);
 	if (h < 0)
-		return ab_err(err, ABACUS_EINVAL, hw, "unknown hardware id '%s'", hw);
+		return h;
 	size_t nl;
 	abacus_analysis_layers(a, &nl);
 	if (n != nl)

@@ -83,6 +83,25 @@ const ab_runtime *ab_runtime_find(const char *name);
 
 /* runtime_torch_cpu.c: PyTorch 1.13.1 on a CPU (oneDNN, OpenBLAS), measured on this project's machines. */
 extern const ab_runtime ab_runtime_torch_1_13_cpu;
+/* runtime_torch2_cpu.c: PyTorch 2.15.0 on a CPU (PyPI's wheel: oneDNN, MKL), which shares 1.13's rules until
+ * its rows say otherwise. */
+extern const ab_runtime ab_runtime_torch_2_15_cpu;
+/* PyTorch's rules on a CPU (runtime_torch_cpu.c says where each number comes from), for the runtime files of
+ * the PyTorch versions that share them: kernel choice, fixed costs, time terms, a layer's part of the time. */
+void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k);
+double ab_torch_dispatch_us(const abacus_analysis *a, size_t i);
+void ab_torch_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
+double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a, size_t i, int threads);
+/* The step's buffers, recurrent steps' costs and activation arithmetic measured on PyTorch 1.13.1
+ * (runtime_torch_cpu.c explains each). */
+#define AB_TORCH_STEP_MEMORY { .ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2 }
+#define AB_TORCH_RNN_COSTS                                                                                \
+	{ .step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.444, .gate_bytes = 48,            \
+	  .record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000,  \
+	  .saved_per_h = 30, .plain_saved_per_gate = 4, .bwd_accum_r = 3.0, .bwd_accum_r_two_dirs = 4.0 }
+#define AB_TORCH_ARITH_NS                                                                                 \
+	{ [AB_ACT_SIGMOID] = 0.35, [AB_ACT_ELU] = 0.9, [AB_ACT_TANH] = 2.1, [AB_ACT_SOFTPLUS] = 2.65,         \
+	  [AB_ACT_PRELU] = 5.3, [AB_ACT_MISH] = 14.3, [AB_ACT_GELU] = 0.9, [AB_ACT_SILU] = 0.8 }
 /* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
  * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
  * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes and

@@ -99,7 +99,7 @@ static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
  * convolution at batch < 16 takes the slow path on one thread and oneDNN on two: both answers are kept
  * and the time terms pick by the hardware's threads. Only dense (group 1) 2-D and 1-D convolutions are
  * marked: their FLOPs are the dense-convolution term's. */
-static void conv_kernel(const ab_conv_desc *cv, ab_cost *k)
+void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 {
 	const ab_shape *x = cv->x, *wt = cv->w;
 	int nsp = cv->nsp, transpose = cv->transpose;
@@ -141,7 +141,7 @@ static void conv_kernel(const ab_conv_desc *cv, ab_cost *k)
  * 8.3 and 9.0, cat 12, pad 9, a mean 12, nearest upsampling 17. One price per layer for all (37.5 µs
  * fitted on the zoo, whose layers are mostly convolutions and batch norms) charged a 14-layer
  * recommender of Linears and ReLUs 33 % and a WaveNet of gated activations 34 % over their time. */
-static double dispatch_us(const abacus_analysis *a, size_t i)
+double ab_torch_dispatch_us(const abacus_analysis *a, size_t i)
 {
 	const abacus_layer *l = &a->layers[i];
 	if (a->fused_save[i] == AB_SAVE_NOTHING)
@@ -182,9 +182,7 @@ static double dispatch_us(const abacus_analysis *a, size_t i)
  * ns, GELU 1.24-1.56, Mish 14.8-14.9. A
  * csp_mish (Conv-BN-Mish) left out of training came out 46 % fast without this: Mish costs 30 ReLUs. */
 
-#define ARITH_NS                                                                                          \
-	{ [AB_ACT_SIGMOID] = 0.35, [AB_ACT_ELU] = 0.9, [AB_ACT_TANH] = 2.1, [AB_ACT_SOFTPLUS] = 2.65,         \
-	  [AB_ACT_PRELU] = 5.3, [AB_ACT_MISH] = 14.3, [AB_ACT_GELU] = 0.9, [AB_ACT_SILU] = 0.8 }
+/* (The table itself is AB_TORCH_ARITH_NS in runtime.h: PyTorch 2 on a CPU starts from it.) */
 
 /* ---- the time terms ---- */
 
@@ -225,7 +223,7 @@ static int flop_term(abacus_category c)
  *   and optimizer state within AB_TORCH_LLC_BYTES), taken out of them, ARITH activation arithmetic beyond a
  *   ReLU's (ns of one thread, analysis.c ab_layer_arith): a Mish costs 30 ReLUs per element, which bytes
  *   cannot say. */
-static void time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
+void ab_torch_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	const abacus_totals *T = abacus_analysis_totals(a);
 	const abacus_memory *M = abacus_analysis_memory(a);
@@ -283,7 +281,7 @@ static void time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int th
 
 /* One layer's part of the time base: the same terms as time_terms, for one layer (the predictor's
  * per-layer shares). */
-static double layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a, size_t i, int threads)
+double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a, size_t i, int threads)
 {
 	const abacus_layer *l = &a->layers[i];
 	if (a->layer_view[i] == AB_LAYER_FREE || a->layer_view[i] == AB_LAYER_FUSED)
@@ -317,7 +315,7 @@ static double layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a
  * without it); Adam's step holds two temporaries of the largest parameter. */
 const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.name = "torch-1.13.1",
-	.step = { .ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2 },
+	.step = AB_TORCH_STEP_MEMORY,
 	/* BatchNorm's backward holds one input-sized buffer beside the input's gradient (the allocator tracker: a
 	 * peak of two input-sized tensors over what was live, one left after). Its CPU kernels (statistics,
 	 * normalisation and backward) loop over (sample, channel) rows and vectorise within a row's map; a map
@@ -350,13 +348,11 @@ const ab_runtime ab_runtime_torch_1_13_cpu = {
 	 * peaks at 3.0 R, two directions' at 4.0 R of one direction when the saved buffers are small;
 	 * bilstm_tagger (H 256, two directions, batch 8) at 3 R. Without it a GRU with H 512 at batch 1 was
 	 * simulated 5.5 MiB (25 %) short. */
-	.rnn = { .step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.444, .gate_bytes = 48,
-	         .record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000,
-	         .saved_per_h = 30, .plain_saved_per_gate = 4, .bwd_accum_r = 3.0, .bwd_accum_r_two_dirs = 4.0 },
-	.conv_kernel = conv_kernel,
-	.dispatch_us = dispatch_us,
-	.act_ns = ARITH_NS,
+	.rnn = AB_TORCH_RNN_COSTS,
+	.conv_kernel = ab_torch_conv_kernel,
+	.dispatch_us = ab_torch_dispatch_us,
+	.act_ns = AB_TORCH_ARITH_NS,
 	.mark_fused = ab_torch_mark_fused,
-	.time_terms = time_terms,
-	.layer_time = layer_time,
+	.time_terms = ab_torch_time_terms,
+	.layer_time = ab_torch_layer_time,
 };

@@ -31,7 +31,10 @@ expect_rc "truncated graph fails cleanly" 1 $A inspect /tmp/abacus_trunc.$$.onnx
 grep -q "^abacus: " /tmp/abacus_cli_err.$$ && ok "truncated graph error format" || bad "truncated graph error format"
 expect_rc "inspect --runtime torch-1.13.1" 0 $A inspect "$G" --runtime torch-1.13.1
 expect_rc "inspect unknown --runtime" 2 $A inspect "$G" --runtime tf-2.21.0
-grep -q "one of: torch-1.13.1 (got 'tf-2.21.0')" /tmp/abacus_cli_err.$$ && ok "unknown runtime error lists the runtimes" || bad "unknown runtime error lists the runtimes"
+grep -q "unknown runtime 'tf-2.21.0': this abacus prices torch-1.13.1, torch-2.15.0" /tmp/abacus_cli_err.$$ && ok "unknown runtime error lists the runtimes" || bad "unknown runtime error lists the runtimes"
+expect_rc "inspect --runtime torch-2.15.0" 0 $A inspect "$G" --runtime torch-2.15.0
+expect_rc "predict for a runtime the bundle has no rows of" 1 $A predict "$G" --runtime torch-2.15.0
+grep -q "no rows of runtime torch-2.15.0 (it knows: cpu1, cpu2)" /tmp/abacus_cli_err.$$ && ok "runtime without rows is refused" || bad "runtime without rows is refused"
 expect_rc "inspect table" 0 $A inspect "$G" --batch 4
 grep -q "^totals: 11689512 parameters" /tmp/abacus_cli_out.$$ && ok "table totals" || bad "table totals"
 expect_rc "inspect json" 0 $A inspect "$G" --batch 4 --optimizer adam --format json

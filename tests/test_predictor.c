@@ -729,3 +729,98 @@ void test_train_opts_v1(void)
 	free(exact);
 	free(raw);
 }
+
+/* small.csv with a runtime column: every row once as torch-1.13.1 and once as torch-2.15.0 with `t2_scale` ×
+ * the time (runtime "tf-9" instead when bad_runtime). */
+static char *two_runtime_csv(double t2_scale, int bad_runtime)
+{
+	FILE *f = fopen(SMALL, "rb");
+	char line[4096], *out = malloc(1 << 20);
+	size_t len = 0;
+	int first = 1;
+	while (f && out && fgets(line, sizeof line, f) && len + 2 * strlen(line) + 128 < (1 << 20)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if (first) {
+			len += (size_t)sprintf(out + len, "%s,machine,runtime\n", line);
+			first = 0;
+			continue;
+		}
+		len += (size_t)sprintf(out + len, "%s,m1,torch-1.13.1\n", line);
+		/* time_s is the 11th field: the same row again, scaled, under the other runtime */
+		char *p = line;
+		for (int i = 0; i < 10 && p; i++)
+			p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL;
+		if (!p)
+			continue;
+		double t = strtod(p, NULL);
+		char *rest = strchr(p, ',');
+		len += (size_t)sprintf(out + len, "%.*s%.9g%s,m2,%s\n", (int)(p - line), line, t * t2_scale, rest ? rest : "",
+		                       bad_runtime ? "tf-9" : "torch-2.15.0");
+	}
+	if (f)
+		fclose(f);
+	if (out)
+		out[len] = '\0';
+	return out;
+}
+
+/* Rows of two runtimes: each gets its own hardware id (torch-2.15.0/cpu1), its own rates, and a prediction
+ * names it; a configuration priced for a runtime the predictor has no rows of is refused, not priced as
+ * another runtime's; a row of a runtime this abacus does not know is an error naming its line. */
+void test_predictor_runtimes(void);
+void test_predictor_runtimes(void)
+{
+	abacus_error err;
+	char *csv = two_runtime_csv(0.5, 0);
+	abacus_dataset *d = NULL, *small = NULL;
+	CHECK(csv && abacus_dataset_load(&d, csv, strlen(csv), "two-runtimes", &err) == 0);
+	free(csv);
+	CHECK(abacus_dataset_load_file(&small, SMALL, &err) == 0);
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 40;
+	abacus_predictor *p = NULL, *q = NULL;
+	abacus_graph *g = NULL;
+	abacus_analysis *a1 = NULL, *a2 = NULL;
+	CHECK(d && abacus_train(&p, &d, 1, &o, &err) == 0);
+	CHECK(small && abacus_train(&q, &small, 1, &o, &err) == 0);
+	CHECK(abacus_graph_load_file(&g, "tests/data/graphs/resnet18-64.onnx", &err) == 0);
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = 4;
+	CHECK(g && abacus_analyze(&a1, g, &cfg, &err) == 0);
+	cfg.runtime = "torch-2.15.0";
+	CHECK(g && abacus_analyze(&a2, g, &cfg, &err) == 0);
+	if (!p || !q || !a1 || !a2)
+		goto out;
+	CHECK_EQ_I64((int64_t)abacus_predictor_n_hw(p), 2);
+	CHECK(!strcmp(abacus_predictor_hw(p, 0), "cpu1") && !strcmp(abacus_predictor_hw(p, 1), "torch-2.15.0/cpu1"));
+	abacus_prediction r1, r2, r2h;
+	CHECK(abacus_predict(&r1, p, a1, NULL, 0, &err) == 0 && !strcmp(r1.hw, "cpu1"));
+	CHECK(abacus_predict(&r2, p, a2, NULL, 0, &err) == 0 && !strcmp(r2.hw, "torch-2.15.0/cpu1"));
+	CHECK(abacus_predict(&r2h, p, a2, "cpu1", 0, &err) == 0 && r2h.time_s == r2.time_s);
+	/* Its own rates: the runtime whose rows ran twice as fast comes out about twice as fast. */
+	CHECK(r2.time_s / r1.time_s > 0.4 && r2.time_s / r1.time_s < 0.6);
+	/* Same network, same memory rules: the memory prediction is the same. */
+	CHECK_EQ_I64(r2.memory_bytes, r1.memory_bytes);
+	/* Trained on torch 1.13 rows only: torch 2 is refused, naming what the predictor knows. */
+	CHECK(abacus_predict(&r2, q, a2, NULL, 0, &err) == ABACUS_EINVAL && strstr(err.msg, "no rows of runtime torch-2.15.0") &&
+	      strstr(err.msg, "cpu1"));
+	CHECK(abacus_predict(&r2, q, a2, "cpu1", 0, &err) == ABACUS_EINVAL && strstr(err.msg, "for runtime torch-2.15.0"));
+	/* A row of a runtime this abacus does not price. */
+	abacus_dataset *bad = NULL;
+	abacus_predictor *b = NULL;
+	csv = two_runtime_csv(1, 1);
+	CHECK(csv && abacus_dataset_load(&bad, csv, strlen(csv), "bad-runtime", &err) == 0);
+	free(csv);
+	CHECK(bad && abacus_train(&b, &bad, 1, &o, &err) == ABACUS_EINVAL && strstr(err.msg, "dataset line 3") &&
+	      strstr(err.msg, "unknown runtime 'tf-9'"));
+	abacus_predictor_free(b);
+	abacus_dataset_free(bad);
+out:
+	abacus_analysis_free(a1);
+	abacus_analysis_free(a2);
+	abacus_graph_free(g);
+	abacus_predictor_free(p);
+	abacus_predictor_free(q);
+	abacus_dataset_free(d);
+	abacus_dataset_free(small);
+}

@@ -1094,6 +1094,70 @@ static void install_signals(void)
 	sigaction(SIGXFSZ, &sa, NULL);
 }
 
+/* The machine id of each hardware id: the first worker (`w`, already started) said it for its thread count, a
+ * short-lived worker says it for each other one (the id covers the threads and what only the framework knows,
+ * e.g. its ISA). 0, or -1 after saying why. */
+static int machine_ids(run_ctx *x, const worker_spec *base, const opts *o)
+{
+	snprintf(x->machine[0], sizeof x->machine[0], "%s", x->worker_machine);
+	for (size_t h = 1; h < o->n_hw; h++) {
+		size_t same = 0;
+		while (same < h && o->threads[same] != o->threads[h])
+			same++;
+		if (same < h) {
+			snprintf(x->machine[h], sizeof x->machine[h], "%s", x->machine[same]);
+			continue;
+		}
+		worker probe;
+		int sr = start_worker(x, &probe, base, o->threads[h]);
+		if (sr) {
+			if (sr > 0)
+				fprintf(stderr, "abacus: interrupted\n");
+			return -1;
+		}
+		worker_stop(&probe, 10);
+		snprintf(x->machine[h], sizeof x->machine[h], "%s", x->worker_machine);
+	}
+	return 0;
+}
+
+/* The networks `models` names ("all", or a comma-separated list), in the order asked for, each once; *nets is
+ * the caller's to free. CLI_OK, CLI_USAGE for a name the zoo lacks, CLI_FAIL when out of memory. */
+static int select_nets(const zoo_net ***nets, size_t *n_nets, const zoo_net *zoo, size_t n_zoo, const char *models)
+{
+	*n_nets = 0;
+	if (!(*nets = calloc(n_zoo ? n_zoo : 1, sizeof **nets))) {
+		fprintf(stderr, "abacus: out of memory\n");
+		return CLI_FAIL;
+	}
+	if (!strcmp(models, "all")) {
+		for (size_t i = 0; i < n_zoo; i++)
+			(*nets)[(*n_nets)++] = &zoo[i];
+		return CLI_OK;
+	}
+	char *list = strdup(models);
+	if (!list) {
+		fprintf(stderr, "abacus: out of memory\n");
+		return CLI_FAIL;
+	}
+	int rc = CLI_OK;
+	for (char *tok = strtok(list, ","); tok && rc == CLI_OK; tok = strtok(NULL, ",")) {
+		size_t i = 0, k = 0;
+		while (i < n_zoo && strcmp(zoo[i].name, tok))
+			i++;
+		if (i == n_zoo) {
+			rc = cli_usage("profile", "'%s' is not in the zoo; 'python3 -m collector.worker --list' lists it", tok);
+			break;
+		}
+		while (k < *n_nets && (*nets)[k] != &zoo[i])
+			k++;
+		if (k == *n_nets && *n_nets < n_zoo)
+			(*nets)[(*n_nets)++] = &zoo[i];
+	}
+	free(list);
+	return rc;
+}
+
 int cmd_profile(int argc, char **argv)
 {
 	opts o;
@@ -1151,59 +1215,16 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	}
 	w_alive = 1;
-	/* The machine id of each hardware id: the first worker says it for its thread count, a short-lived worker
-	 * for each other one (the id covers the threads and what only the framework knows, e.g. its ISA). */
-	snprintf(x.machine[0], sizeof x.machine[0], "%s", x.worker_machine);
-	for (size_t h = 1; h < o.n_hw; h++) {
-		size_t same = 0;
-		while (same < h && o.threads[same] != o.threads[h])
-			same++;
-		if (same < h) {
-			snprintf(x.machine[h], sizeof x.machine[h], "%s", x.machine[same]);
-			continue;
-		}
-		worker probe;
-		int pr2 = start_worker(&x, &probe, &base, o.threads[h]);
-		if (pr2) {
-			if (pr2 > 0)
-				fprintf(stderr, "abacus: interrupted\n");
-			goto out;
-		}
-		worker_stop(&probe, 10);
-		snprintf(x.machine[h], sizeof x.machine[h], "%s", x.worker_machine);
-	}
+	if (machine_ids(&x, &base, &o))
+		goto out;
 	if (load_zoo(&zoo, &n_zoo, &w, err, sizeof err)) {
 		fprintf(stderr, "abacus: %s\n", err);
 		goto out;
 	}
 
-	/* The networks, in the order asked for. */
-	if (!(nets = calloc(n_zoo, sizeof *nets)))
-		goto nomem;
-	if (!strcmp(o.models, "all")) {
-		for (size_t i = 0; i < n_zoo; i++)
-			nets[n_nets++] = &zoo[i];
-	} else {
-		char *list = strdup(o.models);
-		if (!list)
-			goto nomem;
-		for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-			size_t i = 0;
-			while (i < n_zoo && strcmp(zoo[i].name, tok))
-				i++;
-			if (i == n_zoo) {
-				rc = cli_usage("profile", "'%s' is not in the zoo; 'python3 -m collector.worker --list' lists it", tok);
-				free(list);
-				goto out;
-			}
-			int dup = 0;
-			for (size_t k = 0; k < n_nets; k++)
-				dup |= nets[k] == &zoo[i];
-			if (!dup && n_nets < n_zoo)
-				nets[n_nets++] = &zoo[i];
-		}
-		free(list);
-	}
+	if ((rc = select_nets(&nets, &n_nets, zoo, n_zoo, o.models)) != CLI_OK)
+		goto out;
+	rc = CLI_FAIL;
 	size_t left_out = 0;
 	for (size_t i = 0; i < n_nets; i++)
 		left_out += nets[i]->tokens ? !o.seq_given && !o.seq_all : !o.size_given && !o.size_all;

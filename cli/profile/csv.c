@@ -332,6 +332,44 @@ static void fsync_dir_of(const char *path)
 	free(d);
 }
 
+/* The header at the start of buf (len > 0): *keep = its end when it is complete and ours, 0 when the file was
+ * cut short inside it (a kill right at the start: started over). -1 with err for another file's header. */
+static int read_header(const char *buf, size_t len, size_t *pos, size_t *keep, const char *path, char *err,
+                       size_t errlen)
+{
+	record r = { { 0 }, 0 };
+	int rc = 0;
+	rec_status st = parse_record(buf, len, pos, &r);
+	if (st == REC_NOMEM) {
+		snprintf(err, errlen, "out of memory reading %s", path);
+		rc = -1;
+	} else if (st == REC_MALFORMED) {
+		snprintf(err, errlen, "%s is not a CSV file this collector wrote (malformed header); use another --out", path);
+		rc = -1;
+	} else if (st == REC_COMPLETE) {
+		size_t i = 0;
+		while (i < r.n && i < N_COLS && !strcmp(r.fields[i], csv_columns[i]))
+			i++;
+		if (i < N_COLS || r.n != N_COLS) {
+			if (i < r.n && i < N_COLS)
+				snprintf(err, errlen, "%s has a different header: column %zu is '%.60s', expected '%s'; "
+				         "write to a new file (--out) or convert the old one", path, i + 1, r.fields[i], csv_columns[i]);
+			else if (i == COL_MACHINE && r.n == COL_MACHINE)
+				snprintf(err, errlen, "%s was written before measurement protocol 2 (no machine and runtime "
+				         "columns); convert it with '/usr/bin/python3 scripts/migrate_csv.py %s' (its rows get "
+				         "machine 'unrecorded') or write to a new file (--out)", path, path);
+			else
+				snprintf(err, errlen, "%s has a different header: %zu columns, expected %d; write to a new "
+				         "file (--out) or convert the old one", path, r.n, N_COLS);
+			rc = -1;
+		} else {
+			*keep = *pos;
+		}
+	}
+	record_clear(&r);
+	return rc;
+}
+
 static int open_csv(csv_out *c, const char *path, int readonly, char *err, size_t errlen)
 {
 	memset(c, 0, sizeof *c);
@@ -361,38 +399,10 @@ static int open_csv(csv_out *c, const char *path, int readonly, char *err, size_
 
 	/* The header. A file cut short inside its header (a kill right at the start) is started over. */
 	size_t keep = 0;
-	if (len > 0) {
-		rec_status st = parse_record(buf, len, &pos, &r);
-		if (st == REC_NOMEM) {
-			snprintf(err, errlen, "out of memory reading %s", path);
-			goto bad;
-		}
-		if (st == REC_COMPLETE) {
-			size_t i = 0;
-			while (i < r.n && i < N_COLS && !strcmp(r.fields[i], csv_columns[i]))
-				i++;
-			if (i < N_COLS || r.n != N_COLS) {
-				if (i < r.n && i < N_COLS)
-					snprintf(err, errlen, "%s has a different header: column %zu is '%.60s', expected '%s'; "
-					         "write to a new file (--out) or convert the old one", path, i + 1, r.fields[i], csv_columns[i]);
-				else if (i == COL_MACHINE && r.n == COL_MACHINE)
-					snprintf(err, errlen, "%s was written before measurement protocol 2 (no machine and runtime "
-					         "columns); convert it with '/usr/bin/python3 scripts/migrate_csv.py %s' (its rows get "
-					         "machine 'unrecorded') or write to a new file (--out)", path, path);
-				else
-					snprintf(err, errlen, "%s has a different header: %zu columns, expected %d; write to a new "
-					         "file (--out) or convert the old one", path, r.n, N_COLS);
-				goto bad;
-			}
-			keep = pos;
-			line++;
-		} else if (st == REC_MALFORMED) {
-			snprintf(err, errlen, "%s is not a CSV file this collector wrote (malformed header); use another --out",
-			         path);
-			goto bad;
-		}
-		record_clear(&r);
-	}
+	if (len > 0 && read_header(buf, len, &pos, &keep, path, err, errlen))
+		goto bad;
+	if (keep)
+		line++;
 
 	/* The rows. */
 	while (keep && pos < len) {

@@ -1,0 +1,30 @@
+/*
+ * runtime_torch2_cpu.c — PyTorch 2.15.0 on a CPU: PyPI's wheel (oneDNN 3.13, MKL linked in, CPU capability
+ * AVX512 here), run eagerly by the same collector and step as 1.13 (docs/PROTOCOL.md, the runtime
+ * torch-2.15.0), against torch 1.13's graphs.
+ *
+ * What is known so far, measured on amd-f25m17 (one thread, 2026-12-05): the training step keeps the same
+ * memory as 1.13's. The first eight configurations of its fingerprint (csp_mish and srresnet_small at 32×32,
+ * batch 1 and 4, SGD and Adam) peaked within 0.02-0.3 % of 1.13's rows of the same configurations, and
+ * resnet18 at 64×64, batch 2, SGD at 143,201,608 bytes against 143,183,904 (+0.01 %). Its optimizer steps are
+ * per tensor as 1.13's (torch 2 defaults to the foreach kernels only for accelerator tensors). So the step's
+ * buffers, recurrent costs and kernel choice are 1.13's (runtime_torch_cpu.c) until rows say otherwise; its
+ * speed is not: those eight ran 0.75-1.10× 1.13's time, so the predictor fits this runtime's rates apart
+ * (its hardware ids are "torch-2.15.0/cpu1", ...: model.c).
+ */
+#include "runtime.h"
+
+const ab_runtime ab_runtime_torch_2_15_cpu = {
+	.name = "torch-2.15.0",
+	.step = AB_TORCH_STEP_MEMORY,
+	.bn_backward_buffers = 1,
+	.bn_scalar_map_min = 2,
+	.bn_scalar_map_max = 15,
+	.rnn = AB_TORCH_RNN_COSTS,
+	.conv_kernel = ab_torch_conv_kernel,
+	.dispatch_us = ab_torch_dispatch_us,
+	.act_ns = AB_TORCH_ARITH_NS,
+	.mark_fused = ab_torch_mark_fused,
+	.time_terms = ab_torch_time_terms,
+	.layer_time = ab_torch_layer_time,
+};
