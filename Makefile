@@ -115,10 +115,12 @@ $(B)/libabacus_tracker.so: collector/tracker.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TRACKER_FLAGS) -shared -o $@ $< -ldl
 
-# The collector end to end (PyTorch workers; about 2-3 minutes on 2 cores). Needs Debian's python3-torch,
-# python3-torchvision and python3-onnx.
+# The collector end to end (PyTorch workers; about 2-3 minutes on 2 cores) and the architecture generator
+# (collector/generator.py: deterministic, exports, Abacus counts its parameters; about 10 s). Needs Debian's
+# python3-torch, python3-torchvision and python3-onnx.
 check-collector: $(B)/abacus $(B)/libabacus_tracker.so
 	ABACUS=$(B)/abacus /usr/bin/python3 tests/collector_test.py
+	ABACUS=$(B)/abacus /usr/bin/python3 tests/generator_test.py
 
 # The Python package (python/) as a user installs it: `pip install ./python` into a fresh virtual environment
 # that sees Debian's torch and torchvision, then its pytest suite, run from outside the checkout so that it

@@ -5,9 +5,11 @@ root. `abacus profile` and `abacus calibrate` start collector/worker.py with PYT
 by hand, run it as a module from the root:
 
     /usr/bin/python3 -m collector.worker --list       # the zoo
+    /usr/bin/python3 -m collector.worker --list --generated 1000   # ... and 1,000 generated networks
     /usr/bin/python3 -m collector.worker --machine --threads 1
 
-Modules: worker (the measurement loop), zoo (the networks, valid sizes in valid_sizes.json), export_onnx
+Modules: worker (the measurement loop), zoo (the networks, valid sizes in valid_sizes.json), generator
+(networks sampled from a seed, `gen_cnn_s000123`, which zoo.get resolves; docs/GENERATOR.md), export_onnx
 (the graphs Abacus reads), machine (machine identity), machine_profile (the microbenchmarks of a machine
 profile), spread (the noise floor of repeated rows); tracker.c is the allocator tracker preloaded into
 workers.

@@ -3,6 +3,8 @@
   /usr/bin/python3 -m collector.export_onnx --models all|a,b,c --sizes 224|all|32,64|L128 \
       --out data/graphs [--force]
 
+--models also takes generated networks (gen_cnn_s000001, ...: collector/generator.py); `all` is the zoo.
+
 Per (network, size): model.train(); torch.onnx.export(..., training=TRAINING,
 do_constant_folding=False, opset_version=14, dynamic batch axis); then the weights are stripped:
 floating-point initializers lose their data (dims and data_type kept), integer initializers with
@@ -132,6 +134,14 @@ def _parse_sizes(spec: str, net: zoo.Net) -> List[int]:
     return [s for s in valid if s in want]
 
 
+def _generated(name: str) -> bool:
+    """A generated network's name (collector/generator.py; imported only when one is asked for)."""
+    if not name.startswith("gen_"):
+        return False
+    from collector import generator
+    return generator.is_generated(name)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default="all", help="all or a comma-separated list")
@@ -148,7 +158,7 @@ def main(argv=None):
         warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
     names = zoo.NAMES if a.models == "all" else [n.strip() for n in a.models.split(",") if n.strip()]
-    unknown = [n for n in names if n not in zoo.REGISTRY]
+    unknown = [n for n in names if n not in zoo.REGISTRY and not _generated(n)]
     if unknown:
         ap.error(f"unknown networks: {unknown}")
     os.makedirs(a.out, exist_ok=True)

@@ -9,12 +9,15 @@ to it in JSON lines:
   C      -> {"id": 7, "network": "resnet18", "size": 112, "batch": 8, "optimizer": "sgd",
              "graph": "/abs/data/graphs/resnet18-112.onnx", "export": true, "max_iter_seconds": 0}
   worker -> {"id": 7, "status": "ok", "time_s": ..., "memory_bytes": ..., ...}   (one line, flushed)
-  ... until stdin closes. The line {"cmd": "list"} is answered with the zoo (as --list prints it), then
-  {"listed": N}.
+  ... until stdin closes. The line {"cmd": "list"} is answered with the zoo (as --list prints it, with
+  the generated networks when ABACUS_GENERATED is set), then {"listed": N}.
 
 Modes (a module of the collector package: `/usr/bin/python3 -m collector.worker ...` from the repository
 root; `abacus profile` runs collector/worker.py with PYTHONPATH at that root):
   --list                 the zoo as JSON lines (name, kind, family, channels, vocab, sizes)
+  --list --generated [N] ... then the first N generated networks (collector/generator.py; default 1000)
+                         too; ABACUS_GENERATED=N in the environment does the same for --list and for the
+                         list command of --serve (so `ABACUS_GENERATED=N abacus profile --models gen_...`)
   --serve --threads T    configurations as JSON lines on stdin (what the C collector uses)
   --config JSON ...      the given configurations (repeatable), results on stdout
 
@@ -410,15 +413,36 @@ class Worker:
 
 
 # ---------------------------------------------------------------------------------------------------
-def list_zoo(out) -> int:
-    """One JSON line per zoo network; returns the count."""
+def generated_count(value) -> int:
+    """Generated networks to list, from --generated or ABACUS_GENERATED: a count, 'default' for the
+    generator's default catalogue, empty or 0 for none."""
+    if value is None or str(value).strip() in ("", "0"):
+        return 0
+    if str(value).strip() == "default":
+        from collector import generator
+        return generator.DEFAULT_TOTAL
+    n = int(value)
+    if n < 0:
+        raise ValueError(f"a count of generated networks must be >= 0, not {value!r}")
+    return n
+
+
+def list_zoo(out, generated: int = 0) -> int:
+    """One JSON line per zoo network, then per generated network of a catalogue of `generated`
+    (collector/generator.py; none by default); returns the count."""
     from collector import zoo
     for name in zoo.NAMES:
         n = zoo.get(name)
         out.write(json.dumps({"name": n.name, "kind": n.kind, "family": n.family, "channels": n.channels,
                               "vocab": n.vocab, "sizes": [int(s) for s in n.sizes]}) + "\n")
+    count = len(zoo.NAMES)
+    if generated > 0:
+        from collector import generator
+        for e in generator.listing(generated, log=log):
+            out.write(json.dumps(e) + "\n")
+            count += 1
     out.flush()
-    return len(zoo.NAMES)
+    return count
 
 
 def protocol_stdout():
@@ -437,6 +461,9 @@ def emit(out, obj):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--list", action="store_true", help="print the zoo as JSON lines")
+    ap.add_argument("--generated", nargs="?", const="default", default=os.environ.get("ABACUS_GENERATED"),
+                    metavar="N", help="with --list (and the list command of --serve): also list the first N "
+                    "networks of the generator's catalogue (default 1000; environment: ABACUS_GENERATED=N)")
     ap.add_argument("--serve", action="store_true", help="read configurations as JSON lines on stdin")
     ap.add_argument("--config", action="append", default=[], help="one configuration as JSON (repeatable)")
     ap.add_argument("--threads", type=int, default=int(os.environ.get("OMP_NUM_THREADS", "1")))
@@ -479,8 +506,12 @@ def main(argv=None) -> int:
               flush=True)
         return 0
 
+    try:
+        generated = generated_count(a.generated)
+    except ValueError as e:
+        ap.error(f"--generated / ABACUS_GENERATED: {e}")
     if a.list:
-        list_zoo(sys.stdout)
+        list_zoo(sys.stdout, generated)
         return 0
     if not a.serve and not a.config:
         ap.error("give --list, --serve or --config")
@@ -502,7 +533,7 @@ def main(argv=None) -> int:
         (json.loads(line) for line in sys.stdin if line.strip())
     for cfg in configs:
         if cfg.get("cmd") == "list":  # the zoo, from the worker already started (saves an interpreter start)
-            emit(out, {"listed": list_zoo(out)})
+            emit(out, {"listed": list_zoo(out, generated_count(cfg.get("generated", generated)))})
         else:
             emit(out, w.measure(cfg))
     return 0

@@ -722,6 +722,12 @@ NAMES: List[str] = list(REGISTRY)
 
 
 def get(name: str) -> Net:
+    """The network of this name: a REGISTRY entry, or a generated network (`gen_<family>_s<seed>`,
+    collector/generator.py), which is sampled from its name on first use and is not in REGISTRY."""
+    if name not in REGISTRY and name.startswith("gen_"):
+        from collector import generator
+        if generator.is_generated(name):
+            return generator.net(name)
     return REGISTRY[name]
 
 

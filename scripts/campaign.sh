@@ -65,6 +65,21 @@ fingerprint() {
 	phase --size min --seq min --batch 1,4 --max-iter-seconds 1.5 "$@"
 }
 fingerprint --hw cpu1
+# Generated networks (issue "Unseen networks": collector/generator.py, docs/GENERATOR.md): the catalogue of
+# 1,000, the families interleaved (seed 0 of every family, then seed 1, ...), each at its one size, batch 4,
+# sgd and adam, on cpu1; the worker lists them when ABACUS_GENERATED is set. The first 250 come before the
+# other runtimes' fingerprints so that every family has rows early; the rest after them.
+GEN=$(ABACUS_GENERATED=1000 /usr/bin/python3 -m collector.worker --list 2>/dev/null | /usr/bin/python3 -c "
+import json, sys
+n = [json.loads(l)['name'] for l in sys.stdin if l.startswith('{\"name\": \"gen_')]
+n.sort(key=lambda s: (int(s.rsplit('_s', 1)[1]), s))
+print(','.join(n))")
+generated() { # first N of the catalogue, then phase options
+	local n=$1
+	shift
+	ABACUS_GENERATED=1000 phase --models "$(echo "$GEN" | cut -d, -f1-"$n")" --size min --seq min "$@"
+}
+[ -n "$GEN" ] && generated 250 --hw cpu1 --batch 4
 # Other runtimes (issue "Frameworks"): the same fingerprint through each runtime's interpreter (scripts/setup.sh
 # makes .runtimes/NAME), into that runtime's own CSV (data/NAME/dataset.csv) until one bundle predicts every
 # runtime, with the one machines table (COMMON names it for every phase). They measure against torch 1.13's graphs (the worker never exports
@@ -74,6 +89,7 @@ for rt in torch-2.15.0; do
 	mkdir -p "data/$rt"
 	OUT="data/$rt/dataset.csv" fingerprint --hw cpu1 --python ".runtimes/$rt/bin/python"
 done
+[ -n "$GEN" ] && generated 1000 --hw cpu1 --batch 4
 # The three ids below had 300+ ok rows each by 2026-12-04 23:10 (their remaining configurations are the zoo's
 # costly tail); the fourth id, SSE4.1 on two threads, had none, so it comes before their tails. Its unseen
 # step (below) ran before its fingerprint: it was the machine no training row came from.
