@@ -50,7 +50,10 @@ def main(path):
     print()
     # Rows by machine (docs/PROTOCOL.md version 2: every row names the machine that measured it).
     table = {}
+    # The machines table beside the file, else the project's one (a runtime's rows live in data/<runtime>/).
     mpath = os.path.join(os.path.dirname(path) or ".", "machines.jsonl")
+    if not os.path.exists(mpath):
+        mpath = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(path))), "machines.jsonl")
     if os.path.exists(mpath):
         for line in open(mpath):
             if line.strip():
@@ -72,7 +75,7 @@ def main(path):
         print(f"| {mid} | {cpu} | {d['isa_cap'] if d else '-'} | {d['torch_capability'] if d else '-'} | "
               f"{d['threads'] if d else ', '.join(sorted({r['threads'] for r in rs}))} | {len(okm)} | "
               f"{len({r['network'] for r in okm})} | {len(rs) - len(okm)} | {len(pairs)} | "
-              f"{100 * pct(pairs, .5):.2f} % |")
+              + (f"{100 * pct(pairs, .5):.2f} % |" if pairs else "- |"))
     print()
     # A configuration is (network, input shape with batch, optimizer), whatever its status; repeats of
     # the noise floor are not configurations of their own.
@@ -85,8 +88,16 @@ def main(path):
         f"{hw} {len(c)} ({100 * len(c) / len(base):.1f} % of the largest)" for hw, c in sorted(confs.items())))
     print()
     nets = Counter(r["network"] for r in ok)
-    print(f"networks with ok rows: {len(nets)}")
-    print("per network (ok rows): " + ", ".join(f"{n} {c}" for n, c in sorted(nets.items())))
+    zoo_nets = {n: c for n, c in nets.items() if not n.startswith("gen_")}
+    gen = Counter(n.rsplit("_s", 1)[0] for n in nets if n.startswith("gen_"))
+    gen_rows = Counter(n.rsplit("_s", 1)[0] for r in ok for n in [r["network"]] if n.startswith("gen_"))
+    print(f"networks with ok rows: {len(nets)} ({len(zoo_nets)} of the zoo, {sum(gen.values())} generated)")
+    if gen:
+        # Generated networks (collector/generator.py, docs/GENERATOR.md), by family: networks and ok rows.
+        print("generated networks by family (networks / ok rows): " + ", ".join(
+            f"{fam} {gen[fam]} / {gen_rows[fam]}" for fam in sorted(gen)) +
+            f"; in all {sum(gen.values())} networks, {sum(gen_rows.values())} ok rows")
+    print("per zoo network (ok rows): " + ", ".join(f"{n} {c}" for n, c in sorted(zoo_nets.items())))
     print()
     batches = sorted({int(r["batch"]) for r in ok})
     shapes = Counter(r["input_shape"].split("x", 1)[1] for r in ok)
@@ -126,11 +137,11 @@ def main(path):
         # Machine time: sum of gaps between consecutive rows, ignoring pauses longer than 30 minutes.
         spent = sum(min((b - a).total_seconds(), 1800) for a, b in zip(stamps, stamps[1:]))
         print(f"campaign: {stamps[0]:%Y-%m-%d %H:%M} to {stamps[-1]:%Y-%m-%d %H:%M} UTC, about {spent/3600:.1f} machine hours")
-    versions = Counter((r["torch_version"], r["torchvision_version"], r["protocol"], r["cpu_model"], r["cores"],
-                        r.get("blas", "")) for r in rows)
-    for (tv, tvv, proto, cpu, cores, blas), n in versions.items():
-        print(f"environment: torch {tv}, torchvision {tvv}, BLAS {blas or 'not recorded'}, protocol {proto}, "
-              f"CPU '{cpu}', {cores} cores ({n} rows)")
+    versions = Counter((r.get("runtime", "") or "torch-1.13.1", r["torch_version"], r["torchvision_version"],
+                        r["protocol"], r["cpu_model"], r["cores"], r.get("blas", "")) for r in rows)
+    for (rt, tv, tvv, proto, cpu, cores, blas), n in versions.items():
+        print(f"environment: runtime {rt} (torch {tv}, torchvision {tvv}), BLAS {blas or 'not recorded'}, "
+              f"protocol {proto}, CPU '{cpu}', {cores} cores ({n} rows)")
 
 
 if __name__ == "__main__":
