@@ -249,6 +249,34 @@ static void json_stats(FILE *f, const char *name, const abacus_eval_stats *s, in
 	fprintf(f, "}%s\n", last ? "" : ",");
 }
 
+/* The scored rows split by where their network comes from: the zoo, or the architecture generator (names
+ * beginning gen_, collector/generator.py). Errors are the speed-adjusted time's and memory's; coverage the
+ * time interval's (NaN without intervals). */
+typedef struct origin_scores {
+	const char *name;
+	size_t n, with;
+	double time_err, mem_err, in;
+} origin_scores;
+
+static void origin_split(origin_scores o[2], const abacus_eval *ev)
+{
+	size_t np;
+	const abacus_eval_point *pts = abacus_eval_points(ev, &np);
+	memset(o, 0, 2 * sizeof *o);
+	o[0].name = "zoo";
+	o[1].name = "generated";
+	for (size_t i = 0; i < np; i++) {
+		origin_scores *g = &o[!strncmp(pts[i].network, "gen_", 4)];
+		g->n++;
+		g->time_err += fabs(pts[i].time_pred_s - pts[i].time_s) / pts[i].time_s;
+		g->mem_err += fabs(pts[i].memory_pred_bytes - pts[i].memory_bytes) / pts[i].memory_bytes;
+		if (pts[i].time_hi_s > 0) {
+			g->with++;
+			g->in += pts[i].time_s >= pts[i].time_lo_s && pts[i].time_s <= pts[i].time_hi_s;
+		}
+	}
+}
+
 /* The JSON report: per target (time, memory) mre, median, p90, n and the baselines and noise floor;
  * per hardware id; per network. */
 static void write_json(FILE *f, const abacus_eval *ev, const char *pname)
@@ -267,6 +295,21 @@ static void write_json(FILE *f, const abacus_eval *ev, const char *pname)
 	json_stats(f, "noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED), 1);
 	fprintf(f, "  },\n  \"coverage\": ");
 	num(f, abacus_eval_coverage(ev));
+	fprintf(f, ",\n  \"memory_underestimate\": ");
+	num(f, abacus_eval_memory_underestimate(ev));
+	origin_scores og[2];
+	origin_split(og, ev);
+	fprintf(f, ",\n  \"origins\": [");
+	for (int i = 0; i < 2; i++) {
+		fprintf(f, "%s{\"origin\": \"%s\", \"rows\": %zu, \"time_mre\": ", i ? ", " : "", og[i].name, og[i].n);
+		num(f, og[i].n ? og[i].time_err / (double)og[i].n : NAN);
+		fprintf(f, ", \"memory_mre\": ");
+		num(f, og[i].n ? og[i].mem_err / (double)og[i].n : NAN);
+		fprintf(f, ", \"coverage\": ");
+		num(f, og[i].with ? og[i].in / (double)og[i].with : NAN);
+		fprintf(f, "}");
+	}
+	fprintf(f, "]");
 	fprintf(f, ",\n  \"memory\": {");
 	json_fields(f, abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
 	fprintf(f, ",\n");
@@ -348,6 +391,17 @@ static void print_table(const abacus_eval *ev, const char *pname)
 	row("memory", abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
 	row("memory, analytic baseline", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_MEMORY));
 	row("memory noise floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_MEMORY));
+	if (!isnan(abacus_eval_memory_underestimate(ev)))
+		printf("  %-34s %8.1f%%\n", "memory: above 90 % upper end", 100 * abacus_eval_memory_underestimate(ev));
+	origin_scores og[2];
+	origin_split(og, ev);
+	if (og[1].n) {
+		printf("\n  %-34s %6s %9s %9s %9s\n", "networks", "rows", "time MRE", "mem MRE", "coverage");
+		for (int i = 0; i < 2; i++)
+			if (og[i].n)
+				printf("  %-34s %6zu %8.2f%% %8.2f%% %8.1f%%\n", og[i].name, og[i].n, 100 * og[i].time_err / (double)og[i].n,
+				       100 * og[i].mem_err / (double)og[i].n, og[i].with ? 100 * og[i].in / (double)og[i].with : NAN);
+	}
 	for (size_t i = 0; i < nh; i++) {
 		char name[80];
 		printf("\n  hardware id %s\n", hws[i].hw);

@@ -45,9 +45,9 @@ extern "C" {
 /* The version of this header; abacus_version() says the library's, which a program linked against another
  * build may differ from. Minor versions add to the API, a major version may change it. */
 #define ABACUS_VERSION_MAJOR 0
-#define ABACUS_VERSION_MINOR 2
+#define ABACUS_VERSION_MINOR 3
 #define ABACUS_VERSION_PATCH 0
-#define ABACUS_VERSION "0.2.0"
+#define ABACUS_VERSION "0.3.0"
 #define ABACUS_MAX_RANK 8
 
 /* The library's version: its string, and the numbers through the pointers that are not NULL. */
@@ -430,6 +430,7 @@ typedef struct abacus_eval_point {
 	double memory_bytes, memory_pred_bytes;
 	double time_base_s, memory_base_bytes;       /* the analytic estimates alone (with the row's speed index) */
 	double time_lo_s, time_hi_s;                 /* the 90 % interval (lomachine, lomo; else 0) */
+	double memory_lo_bytes, memory_hi_bytes;     /* memory's 90 % interval (lomachine, lomo; else 0) */
 } abacus_eval_point;
 
 /* The same scores split by hardware id: the predictor's time error on that id's rows, and the noise
@@ -462,6 +463,9 @@ const abacus_eval_hw *abacus_eval_hardware(const abacus_eval *ev, size_t *n);
  * leave-one-machine-out residuals inside its training rows) and lomo (each network's interval from the
  * other networks' out-of-fold residuals); NaN for the other protocols. */
 double abacus_eval_coverage(const abacus_eval *ev);
+/* The share of scored rows whose measured peak memory exceeds the upper end of its predicted 90 % interval:
+ * the out-of-memory risk a scheduler that trusts the interval runs (lomachine, lomo; NaN otherwise). */
+double abacus_eval_memory_underestimate(const abacus_eval *ev);
 /* Per machine id of the scored rows ("unrecorded" for rows of protocol 1). */
 const abacus_eval_machine *abacus_eval_machines(const abacus_eval *ev, size_t *n);
 void abacus_eval_free(abacus_eval *ev);

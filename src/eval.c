@@ -36,6 +36,7 @@ struct abacus_eval {
 	char *hw_names[AB_MAX_HW];
 	size_t n_hws;
 	double coverage; /* share of measured times inside the 90 % interval (NaN: no intervals) */
+	double mem_under; /* share of measured peaks above the upper end of memory's interval (NaN: none) */
 	abacus_eval_machine *machines;
 	char **machine_names;
 	size_t n_machines;
@@ -147,6 +148,8 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		pts[k].time_base_s = base_t;
 		pts[k].time_lo_s = m.has_intervals ? t_adj * exp(m.q_time[0]) : 0;
 		pts[k].time_hi_s = m.has_intervals ? t_adj * exp(m.q_time[1]) : 0;
+		pts[k].memory_lo_bytes = m.has_intervals ? mem * exp(m.q_mem[0]) : 0;
+		pts[k].memory_hi_bytes = m.has_intervals ? mem * exp(m.q_mem[1]) : 0;
 		pts[k].memory_base_bytes = ex->peak[r];
 		net_t[ex->net[r]] += errs[E_TIME][k];
 		net_m[ex->net[r]] += errs[E_MEM][k];
@@ -291,27 +294,37 @@ void abacus_eval_free(abacus_eval *ev)
  * network-grouped cross-validation (model.c) gives a network it never saw. */
 static int lomo_intervals(abacus_eval_point *pts, const int *pt_net, size_t n, int n_nets, abacus_error *err)
 {
-	double *r = ab_malloc((n ? n : 1) * sizeof *r);
-	if (!r)
+	double *r = ab_malloc((n ? n : 1) * sizeof *r), *rm = ab_malloc((n ? n : 1) * sizeof *rm);
+	if (!r || !rm) {
+		ab_free(r);
+		ab_free(rm);
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	}
 	for (int g = 0; g < n_nets; g++) {
-		size_t k = 0, mine = 0;
+		size_t k = 0, km = 0, mine = 0;
 		for (size_t i = 0; i < n; i++) {
 			if (pt_net[i] == g)
 				mine++;
 			else if (pts[i].time_pred_s > 0)
 				r[k++] = log(pts[i].time_s / pts[i].time_pred_s);
 		}
-		if (!mine || k < 2)
+		for (size_t i = 0; i < n; i++)
+			if (pt_net[i] != g && pts[i].memory_pred_bytes > 0)
+				rm[km++] = log(pts[i].memory_bytes / pts[i].memory_pred_bytes);
+		if (!mine || k < 2 || km < 2)
 			continue;
 		double lo = ab_quantile(r, k, 0.05), hi = ab_quantile(r, k, 0.95);
+		double mlo = ab_quantile(rm, km, 0.05), mhi = ab_quantile(rm, km, 0.95);
 		for (size_t i = 0; i < n; i++)
 			if (pt_net[i] == g) {
 				pts[i].time_lo_s = pts[i].time_pred_s * exp(lo);
 				pts[i].time_hi_s = pts[i].time_pred_s * exp(hi);
+				pts[i].memory_lo_bytes = pts[i].memory_pred_bytes * exp(mlo);
+				pts[i].memory_hi_bytes = pts[i].memory_pred_bytes * exp(mhi);
 			}
 	}
 	ab_free(r);
+	ab_free(rm);
 	return 0;
 }
 
@@ -500,6 +513,13 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 			in += ev->points[i].time_s >= ev->points[i].time_lo_s && ev->points[i].time_s <= ev->points[i].time_hi_s;
 		}
 	ev->coverage = with ? (double)in / (double)with : NAN;
+	size_t mwith = 0, under = 0;
+	for (size_t i = 0; i < ne; i++)
+		if (ev->points[i].memory_hi_bytes > 0) {
+			mwith++;
+			under += ev->points[i].memory_bytes > ev->points[i].memory_hi_bytes;
+		}
+	ev->mem_under = mwith ? (double)under / (double)mwith : NAN;
 	for (int k = 0; k < E_N; k++)
 		stats_of(&ev->stats[k], errs[k], ne);
 	noise_floor(&ex, -1, NULL, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
@@ -579,6 +599,11 @@ const abacus_eval_hw *abacus_eval_hardware(const abacus_eval *ev, size_t *n)
 double abacus_eval_coverage(const abacus_eval *ev)
 {
 	return ev->coverage;
+}
+
+double abacus_eval_memory_underestimate(const abacus_eval *ev)
+{
+	return ev->mem_under;
 }
 
 const abacus_eval_machine *abacus_eval_machines(const abacus_eval *ev, size_t *n)

@@ -417,9 +417,30 @@ void test_eval_fixed_numbers(void)
 			CHECK(h[0].memory.mre == m->mre);
 		}
 	}
+	/* Random folds have no intervals: no coverage, no underestimate rate. */
+	CHECK(ev && isnan(abacus_eval_memory_underestimate(ev)) && isnan(abacus_eval_coverage(ev)));
 	abacus_eval_free(ev);
 	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_CROSS_HW, &o, &err) == ABACUS_EINVAL);
 	CHECK_STR_CONTAINS(err.msg, "hardware");
+	/* Leave-one-model-out: each network's memory interval comes from the other networks' residuals, and the
+	 * underestimate rate is the share of rows above its upper end, counted here by hand. */
+	ev = NULL;
+	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_LOMO, &o, &err) == 0);
+	if (ev) {
+		size_t np, above = 0, with = 0;
+		const abacus_eval_point *pts = abacus_eval_points(ev, &np);
+		for (size_t i = 0; i < np; i++) {
+			CHECK(pts[i].memory_hi_bytes >= pts[i].memory_lo_bytes);
+			if (pts[i].memory_hi_bytes > 0) {
+				with++;
+				above += pts[i].memory_bytes > pts[i].memory_hi_bytes;
+			}
+		}
+		CHECK(with == np && np == 60);
+		double u = abacus_eval_memory_underestimate(ev);
+		CHECK(u >= 0 && u <= 1 && fabs(u - (double)above / (double)with) < 1e-12);
+	}
+	abacus_eval_free(ev);
 	abacus_dataset_free(d);
 }
 
