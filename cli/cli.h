@@ -68,6 +68,8 @@ typedef struct cli_graph_opts {
 int cli_input_opt(void *target, const char *v, const char *cmd);
 int cli_optimizer_opt(void *target, const char *v, const char *cmd);
 int cli_runtime_opt(void *target, const char *v, const char *cmd);
+/* The whole file, NUL-terminated, in *buf (the caller frees it); -1 with errno set when it cannot be read. */
+int cli_read_file(const char *path, char **buf, size_t *len);
 int cli_format_opt(void *target, const char *v, const char *cmd);
 int cli_format_csv_opt(void *target, const char *v, const char *cmd);
 /* The options every graph command shares, as entries of its table: the graph file, --batch, --input,

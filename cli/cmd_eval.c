@@ -1,8 +1,9 @@
 /*
- * cmd_eval.c — `abacus eval DATA.csv... --protocol random|lomo|cross-hw|lomachine`: the predictor's error
+ * cmd_eval.c — `abacus eval DATA.csv... --protocol random|lomo|lofo|cross-hw|lomachine`: the predictor's error
  * against measured rows, beside the analytic and FLOPs-proportional baselines and the noise floor, per
  * hardware id and per machine.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,8 @@
 
 static const char description[] =
 	"Scores the predictor on measured rows: random = 5-fold cross-validation over configurations;\n"
-	"lomo = leave-one-model-out (each network predicted by a model that never saw it); cross-hw = train on\n"
+	"lomo = leave-one-model-out (each network predicted by a model that never saw it); lofo =\n"
+	"leave-one-family-out (a family of networks at a time: --families FILE); cross-hw = train on\n"
 	"one hardware id, test on the others; lomachine = leave-one-machine-out: every machine with a profile\n"
 	"(--machines) is predicted from its profile by a model trained on the other machines' rows (rows of\n"
 	"machines without a profile are left out). Prints MRE, median and 90th percentile relative error for\n"
@@ -430,6 +432,49 @@ static void print_table(const abacus_eval *ev, const char *pname)
 		       100 * nets[i].memory_mre, nets[i].n);
 }
 
+/* The families file of lofo: its bytes, and pairs[2i] = network, pairs[2i + 1] = family pointing into them. */
+typedef struct family_table {
+	char *buf;
+	char **pairs;
+	size_t n;
+} family_table;
+
+static int read_families(family_table *t, const char *path)
+{
+	size_t len = 0, cap = 0, line = 0;
+	if (cli_read_file(path, &t->buf, &len)) {
+		fprintf(stderr, "abacus: cannot read the families file '%s': %s\n", path, strerror(errno));
+		return CLI_FAIL;
+	}
+	for (char *p = t->buf, *next; p && *p; p = next) {
+		line++;
+		next = strchr(p, '\n');
+		if (next)
+			*next++ = '\0';
+		if (*p == '#' || !*p)
+			continue;
+		char *tab = strchr(p, '\t');
+		if (!tab || tab == p || !tab[1] || strchr(tab + 1, '\t')) {
+			fprintf(stderr, "abacus: %s:%zu: expected 'network<TAB>family'\n", path, line);
+			return CLI_FAIL;
+		}
+		*tab = '\0';
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			char **np = realloc(t->pairs, 2 * cap * sizeof *np);
+			if (!np) {
+				fprintf(stderr, "abacus: out of memory\n");
+				return CLI_FAIL;
+			}
+			t->pairs = np;
+		}
+		t->pairs[2 * t->n] = p;
+		t->pairs[2 * t->n + 1] = tab + 1;
+		t->n++;
+	}
+	return CLI_OK;
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	const char *machines_arg = NULL;
@@ -440,7 +485,11 @@ int cmd_eval(int argc, char **argv)
 	int proto_i = 0, fmt_i = 0;
 	const char *svg = NULL, *rows_out = NULL, *json_out = NULL;
 	cli_args files = { 0 };
-	static const char *const protocols[] = { "random", "lomo", "cross-hw", "lomachine", NULL };
+	static const char *const protocols[] = { "random", "lomo", "cross-hw", "lomachine", "lofo", NULL };
+	static const abacus_eval_protocol proto_of[] = { ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW,
+		                                         ABACUS_EVAL_LOMACHINE, ABACUS_EVAL_LOFO };
+	const char *families_arg = NULL;
+	family_table fams = { 0 };
 	static const char *const formats[] = { "table", "json", NULL };
 	const cli_opt_spec specs[] = {
 		CLI_OPT(CLI_OPT_ARGS, "DATA.csv", NULL, &files,
@@ -452,6 +501,10 @@ int cmd_eval(int argc, char **argv)
 		CLI_OPT(CLI_OPT_STRING, "--machines", "LIST", &machines_arg,
 		        "machine profiles (abacus calibrate --out), files or directories of *.machine,\n"
 		        "comma-separated (default for lomachine: data/machines)"),
+		CLI_OPT(CLI_OPT_STRING, "--families", "FILE", &families_arg,
+		        "lofo: each network's family, one 'network<TAB>family' line each ('#' comments);\n"
+		        "a network not listed is a family of its own (scripts/families.py writes\n"
+		        "data/families.tsv from the zoo and the generator; default for lofo)"),
 		CLI_OPT(CLI_OPT_I64, "--shots", "K", &shots,
 		        "lomachine few-shot: K rows of the held-out machine (one per network first) refit\n"
 		        "its time factor and are not scored (default 0: zero-shot)", .min = 0, .max = 100000),
@@ -469,10 +522,8 @@ int cmd_eval(int argc, char **argv)
 	int rc = cli_opt_parse(specs, "eval", description, argc, argv);
 	if (rc)
 		return rc < 0 ? CLI_OK : rc;
-	abacus_eval_protocol proto = proto_i == 1   ? ABACUS_EVAL_LOMO
-	                             : proto_i == 2 ? ABACUS_EVAL_CROSS_HW
-	                             : proto_i == 3 ? ABACUS_EVAL_LOMACHINE
-	                                            : ABACUS_EVAL_RANDOM;
+	abacus_eval_protocol proto = proto_of[proto_i];
+	const char *pname = protocols[proto_i];
 	cli_format fmt = fmt_i ? FMT_JSON : FMT_TABLE;
 	char **file_list = files.v;
 	size_t n_files = files.n;
@@ -483,6 +534,12 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (proto == ABACUS_EVAL_LOMACHINE && !machines_arg)
 		machines_arg = "data/machines";
+	if (proto == ABACUS_EVAL_LOFO && !families_arg)
+		families_arg = "data/families.tsv";
+	if (families_arg && (rc = read_families(&fams, families_arg)))
+		goto out;
+	o.family_of = (const char *const *)fams.pairs;
+	o.n_family_of = fams.n;
 	if (machines_arg && (rc = cli_load_machines(&machines, &n_machines, machines_arg)))
 		goto out;
 	o.machines = (const abacus_machine *const *)machines;
@@ -502,10 +559,6 @@ int cmd_eval(int argc, char **argv)
 		rc = cli_fail(&err);
 		goto free_sets;
 	}
-	const char *pname = proto == ABACUS_EVAL_RANDOM      ? "random"
-	                    : proto == ABACUS_EVAL_LOMO      ? "lomo"
-	                    : proto == ABACUS_EVAL_LOMACHINE ? "lomachine"
-	                                                     : "cross-hw";
 	if (fmt == FMT_JSON) {
 		write_json(stdout, ev, pname);
 	} else {
@@ -536,6 +589,8 @@ free_sets:
 	free(sets);
 out:
 	cli_free_machines(machines, n_machines);
+	free(fams.buf);
+	free(fams.pairs);
 	free(files.v);
 	return rc;
 }

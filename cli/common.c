@@ -529,3 +529,33 @@ int cli_load_datasets(abacus_dataset ***out, size_t *n, char **files, size_t n_f
 	*n = n_files;
 	return CLI_OK;
 }
+
+int cli_read_file(const char *path, char **buf, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 4096, n = 0;
+	char *b = f ? malloc(cap) : NULL;
+	while (b) {
+		n += fread(b + n, 1, cap - 1 - n, f);
+		if (n < cap - 1)
+			break;
+		char *nb = realloc(b, cap *= 2);
+		if (!nb) {
+			free(b);
+			b = NULL;
+			errno = ENOMEM;
+		}
+		b = nb;
+	}
+	int bad = !b || ferror(f);
+	if (f)
+		fclose(f);
+	if (bad) {
+		free(b);
+		return -1;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}

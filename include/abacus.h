@@ -289,9 +289,9 @@ double abacus_machine_rate(const abacus_machine *m, const char *name, double *sp
 
 typedef struct abacus_predictor abacus_predictor;
 
-/* Version 2 added `progress` and `payload`. A version-1 struct (a program built against the older header) is
- * still accepted: only its fields are read, and it gets no progress reports. */
-#define ABACUS_TRAIN_OPTS_VERSION 2
+/* Version 2 added `progress` and `payload`, version 3 `family_of`. An older struct (a program built against an
+ * older header) is still accepted: only its fields are read, the later ones keep their defaults. */
+#define ABACUS_TRAIN_OPTS_VERSION 3
 typedef struct abacus_train_opts {
 	unsigned int version;     /* ABACUS_TRAIN_OPTS_VERSION */
 	uint64_t seed;            /* row shuffling, folds and XGBoost's sampling */
@@ -314,11 +314,16 @@ typedef struct abacus_train_opts {
 	 * × (total − done) is a fair estimate of the time left. `payload` is passed through untouched. */
 	void (*progress)(size_t done, size_t total, void *payload);
 	void *payload;
+	/* Version 3. The family of each network for leave-one-family-out (ABACUS_EVAL_LOFO): n_family_of pairs,
+	 * family_of[2i] a network and family_of[2i+1] its family ("resnet", "gen_cnn"); a network not listed is
+	 * a family of its own. The caller's strings, read during the call. */
+	const char *const *family_of;
+	size_t n_family_of;
 } abacus_train_opts;
 
-#define ABACUS_TRAIN_OPTS_INIT { ABACUS_TRAIN_OPTS_VERSION, 1, 400, 6, 0.05, ".", NULL, 0, 0, NULL, NULL }
-/* Fills *o with the defaults of ABACUS_TRAIN_OPTS_INIT for `version` (1 or 2): for version 1 only the fields
- * a version-1 struct has are written. ABACUS_EINVAL for a version this library lacks. */
+#define ABACUS_TRAIN_OPTS_INIT { ABACUS_TRAIN_OPTS_VERSION, 1, 400, 6, 0.05, ".", NULL, 0, 0, NULL, NULL, NULL, 0 }
+/* Fills *o with the defaults of ABACUS_TRAIN_OPTS_INIT for `version` (1 to 3): for an older version only the
+ * fields its struct has are written. ABACUS_EINVAL for a version this library lacks. */
 int abacus_train_opts_init(abacus_train_opts *o, unsigned int version);
 
 /* Trains on every `ok` row of the datasets (XGBoost, one booster per target). Deterministic for a seed. */
@@ -396,7 +401,7 @@ size_t abacus_plan_batches(int64_t *out, size_t cap, int64_t good, int64_t max_b
  * rows, from its profile alone (opts.shots = 0) or with K of its rows (few-shot); rows of machines without
  * a profile are left out. */
 typedef enum {
-	ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW, ABACUS_EVAL_LOMACHINE
+	ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW, ABACUS_EVAL_LOMACHINE, ABACUS_EVAL_LOFO
 } abacus_eval_protocol;
 
 typedef enum {

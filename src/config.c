@@ -78,15 +78,23 @@ int abacus_config_init(abacus_config *cfg, unsigned int version)
 /* A version-1 abacus_train_opts ends where `progress` begins: fields are only ever added at the end, so an
  * older struct is a prefix of the current one (its size, padding included, is this offset). */
 #define TRAIN_OPTS_V1_SIZE offsetof(abacus_train_opts, progress)
+#define TRAIN_OPTS_V2_SIZE offsetof(abacus_train_opts, family_of)
+/* The bytes of a struct of `version` (1 to 3), 0 for another. */
+static size_t train_opts_size(unsigned int version)
+{
+	return version == 1 ? TRAIN_OPTS_V1_SIZE : version == 2 ? TRAIN_OPTS_V2_SIZE
+	       : version == ABACUS_TRAIN_OPTS_VERSION ? sizeof(abacus_train_opts) : 0;
+}
 
 int abacus_train_opts_init(abacus_train_opts *o, unsigned int version)
 {
-	if (version != 1 && version != ABACUS_TRAIN_OPTS_VERSION)
+	size_t size = train_opts_size(version);
+	if (!size)
 		return ab_err(NULL, ABACUS_EINVAL, "", "abacus_train_opts version %u", version);
 	abacus_train_opts init = ABACUS_TRAIN_OPTS_INIT;
 	init.version = version;
-	/* A version-1 caller's struct has no room for the later fields: write only its own. */
-	memcpy(o, &init, version == 1 ? TRAIN_OPTS_V1_SIZE : sizeof init);
+	/* An older caller's struct has no room for the later fields: write only its own. */
+	memcpy(o, &init, size);
 	return 0;
 }
 
@@ -94,14 +102,11 @@ int ab_train_opts_read(abacus_train_opts *out, const abacus_train_opts *in, abac
 {
 	abacus_train_opts init = ABACUS_TRAIN_OPTS_INIT;
 	*out = init;
-	if (in->version == 1) {
-		memcpy(out, in, TRAIN_OPTS_V1_SIZE);
-		out->version = ABACUS_TRAIN_OPTS_VERSION;
-		return 0;
-	}
-	if (ab_check_version("abacus_train_opts", in->version, ABACUS_TRAIN_OPTS_VERSION, err))
+	size_t size = train_opts_size(in->version);
+	if (!size && ab_check_version("abacus_train_opts", in->version, ABACUS_TRAIN_OPTS_VERSION, err))
 		return ABACUS_EINVAL;
-	*out = *in;
+	memcpy(out, in, size);
+	out->version = ABACUS_TRAIN_OPTS_VERSION;
 	return 0;
 }
 

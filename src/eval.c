@@ -402,11 +402,12 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 	return rc;
 }
 
-/* The folds of random, lomo and cross-hw, in one loop: a row's group is its position in the shuffled order
- * modulo the fold count (random), its network (lomo) or its hardware id (cross-hw). Fold f tests the rows of
+/* The folds of random, lomo, lofo and cross-hw, in one loop: a row's group is its position in the shuffled
+ * order modulo the fold count (random), its network (lomo), its network's family (lofo: fam[network]) or
+ * its hardware id (cross-hw). Fold f tests the rows of
  * group f and trains on the rest; cross-hw turns that around (trains on hardware id f, tests on the others). */
 static int group_folds(const ab_examples *ex, const size_t *idx, size_t *tr, size_t *te, abacus_eval_protocol protocol,
-                       int n_folds, const ab_train_params *prm, double *errs[E_N], size_t *ne, double *net_t,
+                       int n_folds, const int *fam, const ab_train_params *prm, double *errs[E_N], size_t *ne, double *net_t,
                        double *net_m, size_t *net_n, abacus_eval_point *pts, int *pt_net, ab_progress *pg,
                        abacus_error *err)
 {
@@ -414,9 +415,10 @@ static int group_folds(const ab_examples *ex, const size_t *idx, size_t *tr, siz
 	for (int f = 0; f < n_folds && !rc; f++) {
 		size_t ntr = 0, nt = 0;
 		for (size_t i = 0; i < ex->n; i++) {
-			int g = protocol == ABACUS_EVAL_RANDOM ? (int)(i % (size_t)n_folds)
-			        : protocol == ABACUS_EVAL_LOMO ? ex->net[idx[i]]
-			                                       : ex->hw[idx[i]];
+			int g = protocol == ABACUS_EVAL_RANDOM   ? (int)(i % (size_t)n_folds)
+			        : protocol == ABACUS_EVAL_LOMO   ? ex->net[idx[i]]
+			        : protocol == ABACUS_EVAL_LOFO   ? fam[ex->net[idx[i]]]
+			                                         : ex->hw[idx[i]];
 			if ((g == f) != (protocol == ABACUS_EVAL_CROSS_HW))
 				te[nt++] = idx[i];
 			else
@@ -430,6 +432,93 @@ static int group_folds(const ab_examples *ex, const size_t *idx, size_t *tr, siz
 	return rc;
 }
 
+/* The per-network scores, and each point's network name: the names move from the examples into the result. */
+static int fill_networks(abacus_eval *ev, ab_examples *ex, const double *net_t, const double *net_m, const size_t *net_n,
+                         const int *pt_net, abacus_error *err)
+{
+	ev->nets = ab_calloc((size_t)ex->n_nets + 1, sizeof *ev->nets);
+	ev->net_names = ab_calloc((size_t)ex->n_nets + 1, sizeof *ev->net_names);
+	if (!ev->nets || !ev->net_names)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	for (int i = 0; i < ex->n_nets; i++) {
+		ev->net_names[i] = ex->nets[i];
+		ex->nets[i] = NULL;
+		ev->nets[i].network = ev->net_names[i];
+		ev->nets[i].n = net_n[i];
+		ev->nets[i].time_mre = net_n[i] ? net_t[i] / (double)net_n[i] : NAN;
+		ev->nets[i].memory_mre = net_n[i] ? net_m[i] / (double)net_n[i] : NAN;
+	}
+	ev->n_nets = (size_t)ex->n_nets;
+	for (size_t i = 0; i < ev->n_points; i++)
+		ev->points[i].network = ev->net_names[pt_net[i]];
+	return 0;
+}
+
+/* The share of points inside their time interval, and of points above their memory interval's upper end (NaN
+ * without intervals). */
+static void interval_shares(abacus_eval *ev)
+{
+	size_t with = 0, in = 0, mwith = 0, under = 0;
+	for (size_t i = 0; i < ev->n_points; i++) {
+		const abacus_eval_point *q = &ev->points[i];
+		if (q->time_hi_s > 0) {
+			with++;
+			in += q->time_s >= q->time_lo_s && q->time_s <= q->time_hi_s;
+		}
+		if (q->memory_hi_bytes > 0) {
+			mwith++;
+			under += q->memory_bytes > q->memory_hi_bytes;
+		}
+	}
+	ev->coverage = with ? (double)in / (double)with : NAN;
+	ev->mem_under = mwith ? (double)under / (double)mwith : NAN;
+}
+
+/* A protocol that holds out groups needs at least two of them. */
+static int check_groups(const ab_examples *ex, abacus_eval_protocol protocol, int n_fam, abacus_error *err)
+{
+	if (protocol == ABACUS_EVAL_LOMO && ex->n_nets < 2)
+		return ab_err(err, ABACUS_EINVAL, "", "leave-one-model-out needs rows from at least 2 networks");
+	if (protocol == ABACUS_EVAL_LOFO && n_fam < 2)
+		return ab_err(err, ABACUS_EINVAL, "", "leave-one-family-out needs rows from at least 2 families (have %d; give "
+		              "each network's family: abacus_train_opts.family_of, 'abacus eval --families FILE')", n_fam);
+	if (protocol == ABACUS_EVAL_CROSS_HW && ex->n_hw < 2)
+		return ab_err(err, ABACUS_EINVAL, "", "cross-hw needs rows from at least 2 hardware ids (have %d)", ex->n_hw);
+	return 0;
+}
+
+/* Leave-one-family-out: each network's family index (fam[network], one per network of the examples) from the
+ * caller's pairs (abacus_train_opts.family_of); a network not listed is a family of its own. Returns the
+ * number of families, or -1 when out of memory. */
+static int family_index(int **fam_out, const ab_examples *ex, const abacus_train_opts *o)
+{
+	int *fam = ab_malloc(((size_t)ex->n_nets + 1) * sizeof *fam);
+	const char **names = ab_malloc(((size_t)ex->n_nets + 1) * sizeof *names);
+	int n = 0;
+	if (!fam || !names) {
+		ab_free(fam);
+		ab_free(names);
+		return -1;
+	}
+	for (int i = 0; i < ex->n_nets; i++) {
+		const char *f = ex->nets[i];
+		for (size_t k = 0; k < o->n_family_of && o->family_of; k++)
+			if (o->family_of[2 * k] && o->family_of[2 * k + 1] && !strcmp(o->family_of[2 * k], ex->nets[i])) {
+				f = o->family_of[2 * k + 1];
+				break;
+			}
+		int j = 0;
+		while (j < n && strcmp(names[j], f))
+			j++;
+		if (j == n)
+			names[n++] = f;
+		fam[i] = j;
+	}
+	ab_free(names);
+	*fam_out = fam;
+	return n;
+}
+
 int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
                     const abacus_train_opts *opts, abacus_error *err)
 {
@@ -440,6 +529,7 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 		return ABACUS_EINVAL;
 	const abacus_train_opts *o = &oc;
 	ab_examples ex;
+	int *fam = NULL, n_fam = 0; /* lofo: each network's family */
 	int rc = ab_examples_build(&ex, sets, n_sets, o->graph_root ? o->graph_root : ".", err);
 	if (rc)
 		return rc;
@@ -464,10 +554,10 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	size_t *idx = ab_malloc(n * sizeof *idx), *tr = ab_malloc(n * sizeof *tr), *te = ab_malloc(n * sizeof *te);
 	double *net_t = ab_calloc((size_t)ex.n_nets + 1, sizeof(double)), *net_m = ab_calloc((size_t)ex.n_nets + 1, sizeof(double));
 	size_t *net_n = ab_calloc((size_t)ex.n_nets + 1, sizeof(size_t));
-	int *pt_net = ab_malloc(n * sizeof *pt_net);
+	int *pt_net = ab_malloc(n * sizeof *pt_net), *pt_fam = ab_malloc(n * sizeof *pt_fam);
 	if (ev)
 		ev->points = ab_calloc(n, sizeof *ev->points);
-	if (!ev || !ev->points || !pt_net || !idx || !tr || !te || !net_t || !net_m || !net_n || !errs[E_N - 1] || !errs[0] || !errs[1] ||
+	if (!ev || !ev->points || !pt_net || !pt_fam || !idx || !tr || !te || !net_t || !net_m || !net_n || !errs[E_N - 1] || !errs[0] || !errs[1] ||
 	    !errs[2] || !errs[3] || !errs[4]) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
@@ -481,70 +571,49 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	size_t ne = 0;
 	/* Progress in folds, the units of similar cost each protocol has; the count is known before the first. */
 	enum { FOLDS = 5 };
+	if (protocol == ABACUS_EVAL_LOFO && (n_fam = family_index(&fam, &ex, o)) < 0) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
 	size_t n_folds = protocol == ABACUS_EVAL_RANDOM      ? FOLDS
 	                 : protocol == ABACUS_EVAL_LOMO      ? (size_t)ex.n_nets
+	                 : protocol == ABACUS_EVAL_LOFO      ? (size_t)n_fam
 	                 : protocol == ABACUS_EVAL_LOMACHINE ? (size_t)ex.n_mach
 	                                                     : (size_t)ex.n_hw;
 	ab_progress pg;
 	ab_progress_start(&pg, o, n_folds);
-	if (protocol == ABACUS_EVAL_LOMO && ex.n_nets < 2) {
-		rc = ab_err(err, ABACUS_EINVAL, "", "leave-one-model-out needs rows from at least 2 networks");
+	if ((rc = check_groups(&ex, protocol, n_fam, err)))
 		goto out;
-	}
-	if (protocol == ABACUS_EVAL_CROSS_HW && ex.n_hw < 2) {
-		rc = ab_err(err, ABACUS_EINVAL, "", "cross-hw needs rows from at least 2 hardware ids (have %d)", ex.n_hw);
-		goto out;
-	}
 	if (protocol == ABACUS_EVAL_LOMACHINE)
 		rc = lomachine(&ex, idx, tr, te, o->shots, &prm, shot_scale, errs, &ne, net_t, net_m, net_n, ev->points,
 		               pt_net, &pg, err);
 	else
-		rc = group_folds(&ex, idx, tr, te, protocol, (int)n_folds, &prm, errs, &ne, net_t, net_m, net_n, ev->points,
+		rc = group_folds(&ex, idx, tr, te, protocol, (int)n_folds, fam, &prm, errs, &ne, net_t, net_m, net_n, ev->points,
 		                 pt_net, &pg, err);
 	if (rc)
 		goto out;
 	ev->n_points = ne;
 	if (protocol == ABACUS_EVAL_LOMO && (rc = lomo_intervals(ev->points, pt_net, ne, ex.n_nets, err)))
 		goto out;
-	size_t with = 0, in = 0;
-	for (size_t i = 0; i < ne; i++)
-		if (ev->points[i].time_hi_s > 0) {
-			with++;
-			in += ev->points[i].time_s >= ev->points[i].time_lo_s && ev->points[i].time_s <= ev->points[i].time_hi_s;
-		}
-	ev->coverage = with ? (double)in / (double)with : NAN;
-	size_t mwith = 0, under = 0;
-	for (size_t i = 0; i < ne; i++)
-		if (ev->points[i].memory_hi_bytes > 0) {
-			mwith++;
-			under += ev->points[i].memory_bytes > ev->points[i].memory_hi_bytes;
-		}
-	ev->mem_under = mwith ? (double)under / (double)mwith : NAN;
+	if (protocol == ABACUS_EVAL_LOFO) { /* each family's intervals from the other families' residuals */
+		for (size_t i = 0; i < ne; i++)
+			pt_fam[i] = fam[pt_net[i]];
+		if ((rc = lomo_intervals(ev->points, pt_fam, ne, n_fam, err)))
+			goto out;
+	}
+	interval_shares(ev);
 	for (int k = 0; k < E_N; k++)
 		stats_of(&ev->stats[k], errs[k], ne);
 	noise_floor(&ex, -1, NULL, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
 	if ((rc = split_by_hw(ev, &ex, errs, err)) ||
 	    (rc = split_by_machine(ev, &ex, protocol == ABACUS_EVAL_LOMACHINE ? shot_scale : NULL, errs, err)))
 		goto out;
-	ev->nets = ab_calloc((size_t)ex.n_nets + 1, sizeof *ev->nets);
-	ev->net_names = ab_calloc((size_t)ex.n_nets + 1, sizeof *ev->net_names);
-	if (!ev->nets || !ev->net_names) {
-		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	if ((rc = fill_networks(ev, &ex, net_t, net_m, net_n, pt_net, err)))
 		goto out;
-	}
-	for (int i = 0; i < ex.n_nets; i++) {
-		ev->net_names[i] = ex.nets[i];
-		ex.nets[i] = NULL;
-		ev->nets[i].network = ev->net_names[i];
-		ev->nets[i].n = net_n[i];
-		ev->nets[i].time_mre = net_n[i] ? net_t[i] / (double)net_n[i] : NAN;
-		ev->nets[i].memory_mre = net_n[i] ? net_m[i] / (double)net_n[i] : NAN;
-	}
-	ev->n_nets = (size_t)ex.n_nets;
-	for (size_t i = 0; i < ev->n_points; i++)
-		ev->points[i].network = ev->net_names[pt_net[i]];
 out:
 	ab_free(pt_net);
+	ab_free(pt_fam);
+	ab_free(fam);
 	for (int k = 0; k < E_N; k++)
 		ab_free(errs[k]);
 	ab_free(idx);

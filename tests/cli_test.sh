@@ -114,6 +114,15 @@ expect_rc "eval --json without a file" 2 $A eval tests/data/small.csv --json
 grep -q "json needs a value (--json FILE)" /tmp/abacus_cli_err.$$ && ok "eval --json without a file: message" || bad "eval --json without a file: message"
 rm -f /tmp/abacus_cli_json.$$ /tmp/abacus_cli_json2.$$
 expect_rc "eval lomo" 0 $A eval tests/data/small.csv --rounds 30 --protocol lomo
+printf '# network\tfamily\nmlp\tdense\nresnet18\tconv\nmobilenet_v2\tconv\n' > /tmp/abacus_cli_fam.$$
+expect_rc "eval lofo" 0 $A eval tests/data/small.csv --rounds 20 --protocol lofo --families /tmp/abacus_cli_fam.$$
+grep -q "^protocol lofo" /tmp/abacus_cli_out.$$ && grep -q "memory: above 90 % upper end" /tmp/abacus_cli_out.$$ \
+	&& ok "eval lofo: table with the underestimate rate" || bad "eval lofo: table with the underestimate rate"
+printf 'mlp dense\n' > /tmp/abacus_cli_fam.$$
+expect_rc "eval lofo: malformed families file" 1 $A eval tests/data/small.csv --rounds 5 --protocol lofo --families /tmp/abacus_cli_fam.$$
+grep -q "abacus_cli_fam.$$:1: expected 'network<TAB>family'" /tmp/abacus_cli_err.$$ && ok "families file error names its line" || bad "families file error names its line"
+expect_rc "eval lofo: missing families file" 1 $A eval tests/data/small.csv --rounds 5 --protocol lofo --families /nonexistent.tsv
+rm -f /tmp/abacus_cli_fam.$$
 # Leave-one-machine-out on three synthetic machines (tests/data/machines: small.csv's rows and rates x 1, 2, 0.5).
 $A eval tests/data/three_machines.csv --protocol lomachine --machines tests/data/machines --rounds 30 --format json \
 	>/tmp/abacus_cli_out.$$ 2>/tmp/abacus_cli_err.$$

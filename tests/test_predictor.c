@@ -738,12 +738,12 @@ void test_train_opts_v1(void)
 	}
 	CHECK(same_bundle(p, q));
 	/* Versions this library never had are still refused. */
-	unsigned int three = 3; /* through memcpy: GCC rightly sees the struct type as larger than the block */
-	memcpy((unsigned char *)exact + offsetof(abacus_train_opts, version), &three, sizeof three);
+	unsigned int four = 4; /* through memcpy: GCC rightly sees the struct type as larger than the block */
+	memcpy((unsigned char *)exact + offsetof(abacus_train_opts, version), &four, sizeof four);
 	abacus_predictor *r = NULL;
 	CHECK_EQ_I64(abacus_train(&r, &d, 1, exact, &err), ABACUS_EINVAL);
-	CHECK_STR_CONTAINS(err.msg, "abacus_train_opts has version 3");
-	CHECK_EQ_I64(abacus_train_opts_init(v1, 3), ABACUS_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "abacus_train_opts has version 4");
+	CHECK_EQ_I64(abacus_train_opts_init(v1, 4), ABACUS_EINVAL);
 	abacus_predictor_free(p);
 	abacus_predictor_free(q);
 	abacus_dataset_free(d);
@@ -844,4 +844,60 @@ out:
 	abacus_predictor_free(q);
 	abacus_dataset_free(d);
 	abacus_dataset_free(small);
+}
+
+static void count_progress(size_t done, size_t total, void *payload)
+{
+	size_t *seen = payload;
+	seen[0] = done;
+	seen[1] = total;
+}
+
+/* Leave-one-family-out: the caller's families group the networks (an unlisted network is its own family), each
+ * family is one fold, and the intervals come from the other families' residuals. */
+void test_eval_lofo(void);
+void test_eval_lofo(void)
+{
+	abacus_error err;
+	abacus_dataset *d = NULL;
+	CHECK(abacus_dataset_load_file(&d, SMALL, &err) == 0);
+	if (!d)
+		return;
+	static const char *const fam[] = { "mlp", "dense", "resnet18", "conv", "mobilenet_v2", "conv" };
+	size_t seen[2] = { 0, 0 };
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 20;
+	o.family_of = fam;
+	o.n_family_of = 3; /* squeezenet1_1 is not listed: a family of its own */
+	o.progress = count_progress;
+	o.payload = seen;
+	abacus_eval *ev = NULL;
+	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_LOFO, &o, &err) == 0);
+	CHECK_EQ_I64(seen[1], 3); /* families dense, conv and squeezenet1_1 */
+	CHECK_EQ_I64(seen[0], 3);
+	if (ev) {
+		size_t np;
+		const abacus_eval_point *pts = abacus_eval_points(ev, &np);
+		CHECK_EQ_I64(np, 64 - 4); /* every ok row scored once (small.csv: 60 ok rows) */
+		double lo_r = 0, lo_m = 0;
+		for (size_t i = 0; i < np; i++) {
+			CHECK(pts[i].time_hi_s > pts[i].time_lo_s && pts[i].memory_hi_bytes > 0);
+			/* resnet18 and mobilenet_v2 share a family, so they share its interval's factors */
+			if (!strcmp(pts[i].network, "resnet18"))
+				lo_r = pts[i].time_lo_s / pts[i].time_pred_s;
+			if (!strcmp(pts[i].network, "mobilenet_v2"))
+				lo_m = pts[i].time_lo_s / pts[i].time_pred_s;
+		}
+		CHECK(lo_r > 0 && fabs(lo_r - lo_m) < 1e-12);
+		CHECK(!isnan(abacus_eval_coverage(ev)) && !isnan(abacus_eval_memory_underestimate(ev)));
+	}
+	abacus_eval_free(ev);
+	/* One family only: refused, saying how to give families. */
+	static const char *const one[] = { "mlp", "x", "resnet18", "x", "mobilenet_v2", "x", "squeezenet1_1", "x" };
+	o.family_of = one;
+	o.n_family_of = 4;
+	o.progress = NULL;
+	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_LOFO, &o, &err) == ABACUS_EINVAL);
+	CHECK_STR_CONTAINS(err.msg, "at least 2 families");
+	abacus_dataset_free(d);
 }
