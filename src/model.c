@@ -82,8 +82,33 @@ void ab_hw_key(char *buf, size_t len, const ab_runtime *rt, const char *hw)
 		snprintf(buf, len, "%s/%s", rt->name, hw);
 }
 
+/* The configuration a measured row ran: its batch, optimizer and runtime (whose rules price it), and in `key`
+ * its hardware id as the predictor keys it (that runtime's: ab_hw_key). */
+static int row_config(abacus_config *cfg, char *key, size_t keylen, const abacus_row *r, abacus_error *err)
+{
+	abacus_config init = ABACUS_CONFIG_INIT;
+	*cfg = init;
+	cfg->batch = r->batch;
+	const ab_runtime *rt = r->runtime[0] ? ab_runtime_find(r->runtime) : NULL;
+	if (!rt) {
+		const char *known;
+		abacus_parse_runtime(&known, r->runtime, err);
+		char msg[sizeof err->msg];
+		snprintf(msg, sizeof msg, "%s", err->msg);
+		return ab_err(err, ABACUS_EINVAL, r->runtime, "dataset line %zu (%s): %s", r->line, r->network, msg);
+	}
+	cfg->runtime = rt->name;
+	ab_hw_key(key, keylen, rt, r->hw);
+	if (abacus_parse_optimizer(&cfg->optimizer, r->optimizer, err))
+		return ab_err(err, ABACUS_EPARSE, r->graph, "dataset line %zu: unknown optimizer '%s'", r->line, r->optimizer);
+	return 0;
+}
+
 int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_sets, const char *root, abacus_error *err)
 {
+	abacus_error local; /* the messages below quote a callee's: they need one even when the caller passed none */
+	if (!err)
+		err = &local;
 	memset(ex, 0, sizeof *ex);
 	int rc = 0;
 	size_t total = 0;
@@ -143,23 +168,10 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 				}
 				gi = n_graphs++;
 			}
-			abacus_config cfg = ABACUS_CONFIG_INIT;
-			cfg.batch = r->batch;
-			/* The row is priced by its runtime's rules, and its hardware id is that runtime's (ab_hw_key). */
-			if (!(cfg.runtime = r->runtime[0] ? r->runtime : NULL) || !ab_runtime_find(cfg.runtime)) {
-				const char *known;
-				abacus_parse_runtime(&known, r->runtime, err);
-				char msg[sizeof err->msg];
-				snprintf(msg, sizeof msg, "%s", err->msg);
-				rc = ab_err(err, ABACUS_EINVAL, r->runtime, "dataset line %zu (%s): %s", r->line, r->network, msg);
-				goto out;
-			}
+			abacus_config cfg;
 			char key[96];
-			ab_hw_key(key, sizeof key, ab_runtime_find(cfg.runtime), r->hw);
-			if (abacus_parse_optimizer(&cfg.optimizer, r->optimizer, err)) {
-				rc = ab_err(err, ABACUS_EPARSE, r->graph, "dataset line %zu: unknown optimizer '%s'", r->line, r->optimizer);
+			if ((rc = row_config(&cfg, key, sizeof key, r, err)))
 				goto out;
-			}
 			abacus_analysis *a = NULL;
 			if ((rc = abacus_analyze(&a, graphs[gi], &cfg, err))) {
 				char msg[sizeof err->msg];

@@ -834,6 +834,8 @@ void test_predictor_runtimes(void)
 	free(csv);
 	CHECK(bad && abacus_train(&b, &bad, 1, &o, &err) == ABACUS_EINVAL && strstr(err.msg, "dataset line 3") &&
 	      strstr(err.msg, "unknown runtime 'tf-9'"));
+	/* The same without an error struct: the code, no crash (the message quotes a callee's). */
+	CHECK(bad && abacus_train(&b, &bad, 1, &o, NULL) == ABACUS_EINVAL && !b);
 	abacus_predictor_free(b);
 	abacus_dataset_free(bad);
 out:
