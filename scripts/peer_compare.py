@@ -45,7 +45,7 @@ CLASSICS = [("resnet50", 128), ("mobilenet_v2", 128), ("efficientnet_b0", 128), 
 
 def networks():
     """(name, size, kind, seen): the outside set first, then the classics."""
-    out = [(n, size, kind, False) for n, (kind, _, size) in outside_zoo.NETS.items()]
+    out = [(n, outside_zoo.NETS[n].sizes[0], outside_zoo.NETS[n].kind, False) for n in outside_zoo.FIRST_TEN]
     return out + [(n, s, zoo.get(n).kind, True) for n, s in CLASSICS]
 
 
