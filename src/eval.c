@@ -289,6 +289,18 @@ void abacus_eval_free(abacus_eval *ev)
 	ab_free(ev);
 }
 
+/* The index of `s` among names[0..*n), appended when new (names has room for one more: the caller sizes it for
+ * every string it may meet). The strings are not copied. */
+static int intern(const char **names, int *n, const char *s)
+{
+	int j = 0;
+	while (j < *n && strcmp(names[j], s))
+		j++;
+	if (j == *n)
+		names[(*n)++] = s;
+	return j;
+}
+
 /* The 90 % intervals of the held-out groups (lomo: networks; lofo: families): each point's from the 5 % and
  * 95 % quantiles of the out-of-fold log residuals of the other groups' rows measured on the same machine
  * (row->machine), or of all their rows when that machine has fewer than INTERVAL_POOL_MIN. Machines differ in
@@ -306,15 +318,8 @@ static int lomo_intervals(abacus_eval_point *pts, const int *pt_net, size_t n, i
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const char *m = pts[i].row && pts[i].row->machine ? pts[i].row->machine : "";
-		int j = 0;
-		while (j < n_pools && strcmp(names[j], m))
-			j++;
-		if (j == n_pools)
-			names[n_pools++] = m;
-		pool[i] = j;
-	}
+	for (size_t i = 0; i < n; i++)
+		pool[i] = intern(names, &n_pools, pts[i].row && pts[i].row->machine ? pts[i].row->machine : "");
 	for (int g = 0; g < n_nets; g++)
 		for (int q = 0; q < n_pools; q++) {
 			size_t k = 0, km = 0, mine = 0;
@@ -532,12 +537,7 @@ static int family_index(int **fam_out, const ab_examples *ex, const abacus_train
 				f = o->family_of[2 * k + 1];
 				break;
 			}
-		int j = 0;
-		while (j < n && strcmp(names[j], f))
-			j++;
-		if (j == n)
-			names[n++] = f;
-		fam[i] = j;
+		fam[i] = intern(names, &n, f);
 	}
 	ab_free(names);
 	*fam_out = fam;
