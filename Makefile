@@ -121,6 +121,8 @@ $(B)/libabacus_tracker.so: collector/tracker.c
 check-collector: $(B)/abacus $(B)/libabacus_tracker.so
 	ABACUS=$(B)/abacus /usr/bin/python3 tests/collector_test.py
 	ABACUS=$(B)/abacus /usr/bin/python3 tests/generator_test.py
+	ABACUS=$(B)/abacus /usr/bin/python3 tests/tf_collector_test.py
+	ABACUS=$(B)/abacus /usr/bin/python3 tests/tf_export_test.py
 
 # The Python package (python/) as a user installs it: `pip install ./python` into a fresh virtual environment
 # that sees Debian's torch and torchvision, then its pytest suite, run from outside the checkout so that it

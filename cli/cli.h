@@ -89,8 +89,8 @@ int cli_format_csv_opt(void *target, const char *v, const char *cmd);
 	CLI_OPT(CLI_OPT_FUNC, "--optimizer", "sgd|adam", &(o).cfg.optimizer,                                        \
 	        "sgd (SGD with momentum, default) or adam: sets the optimizer state in memory", .func = cli_optimizer_opt), \
 	CLI_OPT(CLI_OPT_FUNC, "--runtime", "NAME", &(o).cfg.runtime,                                                \
-	        "the runtime whose kernels and training step are priced (default torch-1.13.1,\n"                 \
-	        "the only one this version knows)", .func = cli_runtime_opt),                                       \
+	        "the runtime whose kernels and training step are priced: torch-1.13.1 (default),\n"               \
+	        "torch-2.15.0 or tf-2.21.0", .func = cli_runtime_opt),                                              \
 	CLI_OPT(CLI_OPT_SWITCH, "--strict", NULL, &(o).cfg.strict,                                                  \
 	        "fail on ops that are not in the op table instead of counting them as 'other'")
 /* Parses `cmd GRAPH [options]` with `specs` (which include CLI_GRAPH_OPT_SPECS(*o)). Returns -1 when the

@@ -214,14 +214,14 @@ static int write_rows(const char *path, const abacus_eval *ev)
 		return -1;
 	fprintf(f, "line,network,input_shape,batch,optimizer,hw,busy_other,time_s,time_pred_s,time_raw_pred_s,"
 	           "memory_bytes,memory_pred_bytes,time_base_s,memory_base_bytes,time_lo_s,time_hi_s,memory_lo_bytes,"
-	           "memory_hi_bytes,machine,runtime\n");
+	           "memory_hi_bytes,machine,runtime,novelty\n");
 	for (size_t i = 0; i < n; i++) {
 		const abacus_row *r = p[i].row;
-		fprintf(f, "%zu,%s,%s,%lld,%s,%s,%.3f,%.6g,%.6g,%.6g,%.0f,%.0f,%.6g,%.0f,%.6g,%.6g,%.0f,%.0f,%s,%s\n", r->line,
+		fprintf(f, "%zu,%s,%s,%lld,%s,%s,%.3f,%.6g,%.6g,%.6g,%.0f,%.0f,%.6g,%.0f,%.6g,%.6g,%.0f,%.0f,%s,%s,%.4g\n", r->line,
 		        r->network, r->input_shape, (long long)r->batch, r->optimizer, r->hw, r->busy_other, p[i].time_s,
 		        p[i].time_pred_s, p[i].time_raw_pred_s, p[i].memory_bytes, p[i].memory_pred_bytes, p[i].time_base_s,
 		        p[i].memory_base_bytes, p[i].time_lo_s, p[i].time_hi_s, p[i].memory_lo_bytes, p[i].memory_hi_bytes,
-		        r->machine, r->runtime);
+		        r->machine, r->runtime, p[i].novelty);
 	}
 	return fclose(f) == 0 ? 0 : -1;
 }
@@ -517,7 +517,8 @@ int cmd_eval(int argc, char **argv)
 		CLI_OPT(CLI_OPT_STRING, "--rows", "FILE", &rows_out,
 		        "write every scored row as CSV: its dataset line and configuration, measured and\n"
 		        "predicted time (with the row's speed index, and raw) and memory, the analytic\n"
-		        "estimates alone, the 90 % intervals (0 where the protocol has none), machine, runtime"),
+		        "estimates alone, the 90 % intervals (0 where the protocol has none), machine, runtime, the "
+		        "distance from the fold's training graphs"),
 		CLI_TRAIN_OPT_SPECS(o),
 		CLI_OPT_TABLE_END
 	};

@@ -84,9 +84,10 @@ int cmd_predict(int argc, char **argv)
 		       abacus_optimizer_name(o.cfg.optimizer));
 		json_str(stdout, pr.hw);
 		printf(", \"time_s\": %.6g, \"time_lo_s\": %.6g, \"time_hi_s\": %.6g, \"memory_bytes\": %lld, "
-		       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"calib_s\": %.6g, \"time_analytic_s\": %.6g,\n",
+		       "\"memory_lo_bytes\": %lld, \"memory_hi_bytes\": %lld, \"calib_s\": %.6g, \"time_analytic_s\": %.6g, "
+		       "\"novelty\": %.4g,\n",
 		       pr.time_s, pr.time_lo_s, pr.time_hi_s, (long long)pr.memory_bytes, (long long)pr.memory_lo_bytes,
-		       (long long)pr.memory_hi_bytes, pr.calib_s, pr.time_analytic_s);
+		       (long long)pr.memory_hi_bytes, pr.calib_s, pr.time_analytic_s, pr.novelty);
 		printf(" \"memory_breakdown\": {\"weights\": %lld, \"buffers\": %lld, \"gradients\": %lld, \"optimizer\": %lld, "
 		       "\"inputs\": %lld, \"activations\": %lld, \"workspace\": %lld, \"learned_correction\": %lld},\n ",
 		       (long long)m->weights, (long long)m->buffers, (long long)m->gradients, (long long)m->optimizer,
@@ -105,6 +106,9 @@ int cmd_predict(int argc, char **argv)
 		fmt_duration(hi, sizeof hi, pr.time_hi_s);
 		printf("  time per iteration  %s   (90 %% interval %s – %s)\n", t, lo, hi);
 		printf("  peak memory         %s   (90 %% interval %s – %s)\n", m1, m2, m3);
+		if (pr.novelty > 0) /* bundles of version 17 and later (0 for a network they were trained on) */
+			printf("  distance from the training graphs %.3f%s\n", pr.novelty,
+			       pr.novelty >= 0.2 ? " (unlike the networks the predictor learned from: wider intervals)" : "");
 		const struct { const char *name; int64_t v; } rows[] = {
 			{ "weights", m->weights }, { "buffers", m->buffers }, { "gradients", m->gradients },
 			{ "optimizer state", m->optimizer }, { "inputs + targets", m->inputs },

@@ -12,5 +12,6 @@ Modules: worker (the measurement loop), zoo (the networks, valid sizes in valid_
 (networks sampled from a seed, `gen_cnn_s000123`, which zoo.get resolves; docs/GENERATOR.md), export_onnx
 (the graphs Abacus reads), machine (machine identity), machine_profile (the microbenchmarks of a machine
 profile), spread (the noise floor of repeated rows); tracker.c is the allocator tracker preloaded into
-workers.
+workers. TensorFlow (runtime tf-2.21.0, run with .runtimes/tf-2.21.0/bin/python): tf_worker (its measurement
+loop, the same protocol, importing worker's helpers), tf_zoo (the Keras zoo), tf_export (its graphs).
 """

@@ -208,6 +208,38 @@ class Skip(Exception):
     pass
 
 
+def timed_pass(step, calib_fn, tr, baseline, warmup=WARMUP, max_iters=MAX_ITERS, min_timed_s=MIN_TIMED_S):
+    """The measured part of docs/PROTOCOL.md, for every runtime's worker: warm-up steps, calib_before,
+    gc.collect(), persistent bytes, reset the peak, timed steps with the garbage collector paused (>= MIN_ITERS,
+    until min_timed_s, <= max_iters), the peak, calib_after. Returns (warm-up times, calib_before, persistent,
+    times, peak, cpu sample before, cpu sample after, calib_after)."""
+    warm = []
+    for _ in range(max(0, warmup)):
+        t0 = time.perf_counter()
+        step()
+        warm.append(time.perf_counter() - t0)
+    calib_before = calib_fn()
+    gc.collect()
+    gc.disable()  # no collector pauses inside the timed loop (as timeit does)
+    try:
+        persistent = tr.live() - baseline
+        s0 = cpu_sample()
+        tr.reset_peak()
+        times = []
+        timed = 0.0
+        while len(times) < max_iters and (len(times) < MIN_ITERS or timed < min_timed_s):
+            t0 = time.perf_counter()
+            step()
+            dt = time.perf_counter() - t0
+            times.append(dt)
+            timed += dt
+        peak = tr.peak() - baseline
+        s1 = cpu_sample()
+    finally:
+        gc.enable()
+    return warm, calib_before, persistent, times, peak, s0, s1, calib_fn()
+
+
 class Worker:
     def __init__(self, threads: int):
         import torch
@@ -317,32 +349,8 @@ class Worker:
             baseline = tr.live()
             step = self._setup(net, size, batch, optim, objs)
             res["params"] = objs["params"]
-            warm = []
-            for _ in range(WARMUP):
-                t0 = time.perf_counter()
-                step()
-                warm.append(time.perf_counter() - t0)
-
-            calib_before = calib(torch)
-            gc.collect()
-            gc.disable()  # no collector pauses inside the timed loop (as timeit does)
-            try:
-                persistent = tr.live() - baseline
-                s0 = cpu_sample()
-                tr.reset_peak()
-                times = []
-                timed = 0.0
-                while len(times) < MAX_ITERS and (len(times) < MIN_ITERS or timed < MIN_TIMED_S):
-                    t0 = time.perf_counter()
-                    step()
-                    dt = time.perf_counter() - t0
-                    times.append(dt)
-                    timed += dt
-                peak = tr.peak() - baseline
-                s1 = cpu_sample()
-            finally:
-                gc.enable()
-            calib_after = calib(torch)
+            warm, calib_before, persistent, times, peak, s0, s1, calib_after = \
+                timed_pass(step, lambda: calib(torch), tr, baseline)
 
             st = sorted(times)
             mean = statistics.fmean(times)

@@ -354,6 +354,11 @@ typedef struct abacus_prediction {
 	double calib_s;                                            /* machine speed index used */
 	double time_analytic_s;                                    /* the fitted analytic time alone, before the
 	                                                            * learned correction */
+	double novelty;          /* distance of the network's composition (per operator category: shares of layers,
+	                          * FLOPs, output bytes) from the nearest graph the predictor was trained on: ~0
+	                          * for a trained network at any batch, 0.2-0.5 for a network of another family;
+	                          * the memory correction fades and the intervals widen with it (0 for bundles
+	                          * before version 17) */
 } abacus_prediction;
 
 /* Predicts the configuration analysed in `a` on hardware `hw` (NULL: the first known). `calib_s` is the
@@ -436,6 +441,7 @@ typedef struct abacus_eval_point {
 	double time_base_s, memory_base_bytes;       /* the analytic estimates alone (with the row's speed index) */
 	double time_lo_s, time_hi_s;                 /* the 90 % interval (lomachine, lomo; else 0) */
 	double memory_lo_bytes, memory_hi_bytes;     /* memory's 90 % interval (lomachine, lomo; else 0) */
+	double novelty;          /* the row's distance from its fold's training graphs (abacus_prediction.novelty) */
 } abacus_eval_point;
 
 /* The same scores split by hardware id: the predictor's time error on that id's rows, and the noise

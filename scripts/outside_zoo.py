@@ -1440,8 +1440,20 @@ def one_worker(name, size, batch, env, quiet_s):
             return dict(r, tries=tries, waited_s=round(waited, 1))
 
 
-def predict(abacus, path, batch, calib_s, model):
-    cmd = [abacus, "predict", path, "--batch", str(batch), "--hw", "cpu1", "--format", "json"]
+def predict(abacus, path, batch, calib_s, model, machine=None):
+    """`abacus predict` on this machine's own hardware id (cpu1@<machine id>) when the bundle has rows of it,
+    else on cpu1 (the rows of machines that did not record their id)."""
+    if machine:
+        try:
+            return _predict(abacus, path, batch, calib_s, model, f"cpu1@{machine}")
+        except RuntimeError as e:
+            if "unknown hardware id" not in str(e):
+                raise
+    return _predict(abacus, path, batch, calib_s, model, "cpu1")
+
+
+def _predict(abacus, path, batch, calib_s, model, hw):
+    cmd = [abacus, "predict", path, "--batch", str(batch), "--hw", hw, "--format", "json"]
     # The machine's speed index measured beside the network (docs/PROTOCOL.md), as `abacus predict --calib`
     # would get it from `abacus calibrate`: the comparison the dataset's speed-adjusted figures make.
     if calib_s > 0:
@@ -1501,6 +1513,20 @@ def summary(rows):
     }
 
 
+def print_header():
+    print(f"{'network':20s} {'input':>9s} {'b':>2s} {'params':>9s} {'time pred':>10s} {'90% interval':>17s}"
+          f" {'measured':>10s} {'spread':>6s} {'err':>6s} {'mem pred':>9s} {'measured':>9s} {'err':>6s}")
+
+
+def print_summary(s, extra=""):
+    print(f"MRE over {s['rows']} rows of {s['networks']} networks: time {100 * s['time_mre']:.1f} % (median "
+          f"{100 * s['time_median_re']:.1f} %, signed mean {100 * s['time_signed_mean']:+.1f} %, "
+          f"{s['time_rows_over_25pct']} rows over 25 %), memory {100 * s['memory_mre']:.2f} %; "
+          f"90 % interval coverage {100 * s['coverage']:.0f} %; memory above the interval in "
+          f"{100 * s['memory_underestimate_rate']:.0f} % of rows; median spread {100 * s['time_spread_median']:.1f} %"
+          f"; {s['rows_shared_machine']} rows shared the machine" + extra)
+
+
 def print_row(row, note=""):
     print(f"{row['name']:20s} {row['input']:>9s} {row['batch']:2d} {row['params']:9d} {row['time_pred_s'] * 1e3:8.2f}ms"
           f" {'%.2f-%.2fms' % (row['time_lo_s'] * 1e3, row['time_hi_s'] * 1e3):>16s}"
@@ -1516,6 +1542,45 @@ def write_json(path, doc):
         json.dump(doc, f, indent=1)
         f.write("\n")
     os.replace(tmp, path)
+
+
+def with_prediction(row, d):
+    """The row's prediction fields and errors from `abacus predict --format json` output `d`."""
+    med, mem = row["time_s"], row["memory_bytes"]
+    row.update({
+        "time_pred_s": d["time_s"], "time_lo_s": d["time_lo_s"], "time_hi_s": d["time_hi_s"],
+        "time_error": round((d["time_s"] - med) / med, 4), "time_in_interval": d["time_lo_s"] <= med <= d["time_hi_s"],
+        "memory_pred_bytes": d["memory_bytes"], "memory_lo_bytes": d["memory_lo_bytes"],
+        "memory_hi_bytes": d["memory_hi_bytes"], "memory_error": round((d["memory_bytes"] - mem) / mem, 4),
+        "memory_in_interval": d["memory_lo_bytes"] <= mem <= d["memory_hi_bytes"],
+        "memory_underestimate": mem > d["memory_hi_bytes"], "novelty": d.get("novelty"), "hw": d.get("hw"),
+    })
+    return row
+
+
+def repredict(abacus, src, dst, out, model):
+    """Predicts the measured rows of `src` again with this abacus and `model`; writes `dst`."""
+    with open(src) as f:
+        doc = json.load(f)
+    rows = []
+    print_header()
+    for r in doc["networks"]:
+        path = os.path.join(out, r["graph"])
+        if not os.path.exists(path):
+            register(r["name"])
+            export_onnx.export_graph(r["name"], r["size"], path)
+        rows.append(with_prediction(dict(r), predict(abacus, path, r["batch"], r["calib_s"], model, doc["machine"])))
+        print_row(rows[-1])
+    doc.update(summary(rows), networks=rows, bundle=bundle_facts(model), hw=rows[0]["hw"] if rows else None,
+               what="issue 23 outside set: networks never in the training data, measured under docs/PROTOCOL.md "
+                    "and predicted by abacus predict --hw cpu1@<machine> (or cpu1 when the bundle has no rows of "
+                    "the machine) --calib (the workers' speed index)")
+    doc["predicted"] = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                        "commit": _git("rev-parse", "HEAD"), "uncommitted_changes": bool(_git("status", "--porcelain")),
+                        "from": src, "note": "measurements of the runs below, predicted again (--repredict)"}
+    write_json(dst, doc)
+    print_summary(summary(rows), f" (measured {doc['date']}, predicted again {doc['predicted']['date']})")
+    return 0
 
 
 def main(argv=None):
@@ -1534,6 +1599,10 @@ def main(argv=None):
     ap.add_argument("--resume", action="store_true",
                     help="with --json: keep the rows the file has that were measured on a quiet machine, "
                     "measure the others (a stopped run, or rows that shared the machine)")
+    ap.add_argument("--repredict", metavar="OUT.json", default=None,
+                    help="with --json FILE of an earlier run: measure nothing, predict every measured row again "
+                    "with this abacus and --model (graphs exported again where --out lacks them) and write the "
+                    "rows, errors and summary to OUT.json; the measurements, their machine and date are kept")
     ap.add_argument("--list", action="store_true", help="print the networks, families and sizes")
     ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)  # worker mode
     ap.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
@@ -1562,6 +1631,10 @@ def main(argv=None):
     warnings.filterwarnings("ignore")  # the exporter's warnings about in-place ops and traced shapes
     if a.check:
         return run_check(abacus, names, a.out, max(batches))
+    if a.repredict:
+        if not (a.json and os.path.exists(a.json)):
+            ap.error("--repredict needs --json FILE of an earlier run")
+        return repredict(abacus, a.json, a.repredict, a.out, a.model)
 
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
                MALLOC_MMAP_MAX_="0", MALLOC_MMAP_THRESHOLD_="33554432", MALLOC_TRIM_THRESHOLD_="68719476736",
@@ -1599,8 +1672,7 @@ def main(argv=None):
             kept = {(r["name"], r["input"], r["batch"]): r for r in old["networks"]}
     env["LD_PRELOAD"] = tracker
     rows, failed = [], []
-    print(f"{'network':20s} {'input':>9s} {'b':>2s} {'params':>9s} {'time pred':>10s} {'90% interval':>17s}"
-          f" {'measured':>10s} {'spread':>6s} {'err':>6s} {'mem pred':>9s} {'measured':>9s} {'err':>6s}")
+    print_header()
 
     def save(complete):
         if doc is not None:
@@ -1638,40 +1710,26 @@ def main(argv=None):
                     med = statistics.median(times)
                     calib = statistics.median(r["calib_s"] for r in runs)
                     mem = int(statistics.median(r["memory_bytes"] for r in runs))
-                    d = predict(abacus, path, batch, calib, a.model)
+                    d = predict(abacus, path, batch, calib, a.model, mach["machine"] if a.json else None)
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     print(f"{name:20s} {label:>9s} {batch:2d} failed: {e}", flush=True)
                     failed.append({"name": name, "input": label, "batch": batch, "error": str(e)})
                     continue
-                et = (d["time_s"] - med) / med
-                em = (d["memory_bytes"] - mem) / mem
-                rows.append({
+                rows.append(with_prediction({
                     "name": name, "family": spec.family, "kind": spec.kind, "input": label, "size": size,
                     "batch": batch, "params": runs[0]["params"], "graph": os.path.basename(path), "date": now(),
                     "time_s": med, "time_spread": round((times[-1] - times[0]) / med, 4), "time_runs_s": times,
-                    "time_pred_s": d["time_s"], "time_lo_s": d["time_lo_s"], "time_hi_s": d["time_hi_s"],
-                    "time_error": round(et, 4), "time_in_interval": d["time_lo_s"] <= med <= d["time_hi_s"],
                     "memory_bytes": mem, "memory_runs_bytes": [r["memory_bytes"] for r in runs],
-                    "memory_pred_bytes": d["memory_bytes"], "memory_lo_bytes": d["memory_lo_bytes"],
-                    "memory_hi_bytes": d["memory_hi_bytes"], "memory_error": round(em, 4),
-                    "memory_in_interval": d["memory_lo_bytes"] <= mem <= d["memory_hi_bytes"],
-                    "memory_underestimate": mem > d["memory_hi_bytes"],
                     "calib_s": calib, "busy_other": [r["busy_other"] for r in runs],
                     "shared_machine": any(r["busy_other"] > BUSY for r in runs),
                     "workers": sum(r["tries"] for r in runs), "iterations": [r["iterations"] for r in runs],
                     "waited_quiet_s": round(sum(r["waited_s"] for r in runs), 1),
-                })
+                }, d))
                 print_row(rows[-1])
                 save(False)
     s = summary(rows)
     if s:
-        print(f"MRE over {s['rows']} rows of {s['networks']} networks: time {100 * s['time_mre']:.1f} % (median "
-              f"{100 * s['time_median_re']:.1f} %, signed mean {100 * s['time_signed_mean']:+.1f} %, "
-              f"{s['time_rows_over_25pct']} rows over 25 %), memory {100 * s['memory_mre']:.2f} %; "
-              f"90 % interval coverage {100 * s['coverage']:.0f} %; memory above the interval in "
-              f"{100 * s['memory_underestimate_rate']:.0f} % of rows; median spread {100 * s['time_spread_median']:.1f} %"
-              f"; {s['rows_shared_machine']} rows shared the machine; {time.time() - t_start:.0f} s"
-              + (f" ({n_kept} rows kept from {a.json})" if n_kept else ""))
+        print_summary(s, f"; {time.time() - t_start:.0f} s" + (f" ({n_kept} rows kept from {a.json})" if n_kept else ""))
     if failed:
         print(f"{len(failed)} configurations failed: " + ", ".join(f"{f['name']} {f['input']} b{f['batch']}" for f in failed))
     save(not failed)

@@ -208,6 +208,18 @@ static int propagate(abacus_analysis *a, const ab_node *n, const abacus_layer *L
 	for (int o = 0; o < n->n_out; o++)
 		if (n->out[o] >= 0)
 			a->wl[n->out[o]] = (unsigned char)wl;
+	/* Of those, the ones PyTorch computes into a tensor of its own every iteration (an S4 kernel built
+	 * from its parameters, a position-embedding lookup, a relative-position bias): an Exp, a product, a
+	 * Gather, and views of them. Not a Concat: the exporter's gate-reordered LSTM/GRU weights (slices
+	 * concatenated) are no tensor in PyTorch, which hands the weight to its kernel as it is. */
+	int wm = 0;
+	if (wl && any_rg && def && (def->flags & AB_OP_VIEW))
+		wm = n->n_in > 0 && n->in[0] >= 0 && a->wm[n->in[0]];
+	else if (wl && any_rg && L->category != ABACUS_CAT_CONCAT)
+		wm = 1;
+	for (int o = 0; o < n->n_out; o++)
+		if (n->out[o] >= 0)
+			a->wm[n->out[o]] = (unsigned char)wm;
 	/* Channels-last activations: PyTorch keeps the strides a permute to NCHW leaves (convnext's blocks
 	 * end in one), and element-wise ops, normalisations and convolutions pass them on; a depthwise
 	 * convolution's backward holds far more for them (ab_cost_conv). */
@@ -245,6 +257,9 @@ static int layer_cost(abacus_analysis *a, ab_ctx *c, const ab_opdef *def, ab_cos
 		rc = def->cost ? def->cost(c, k) : ab_cost_table(c, def, k);
 		if (rc)
 			return rc;
+		/* What the runtime's backward keeps of this op when it differs from the table's (PyTorch's). */
+		if (a->rt->saved)
+			a->rt->saved(c, def, k);
 	} else {
 		for (int i = 0; i < n->n_in; i++)
 			if (n->in[i] >= 0)
@@ -522,6 +537,7 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	a->vals = ab_calloc(nt, sizeof *a->vals);
 	a->rg = ab_calloc(nt, 1);
 	a->wl = ab_calloc(nt, 1);
+	a->wm = ab_calloc(nt, 1);
 	a->cl = ab_calloc(nt, 1);
 	a->layers = ab_calloc(nn, sizeof *a->layers);
 	a->costs = ab_calloc(nn, sizeof *a->costs);
@@ -530,7 +546,7 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	a->layer_view = ab_calloc(nn, 1);
 	a->fused_save = ab_malloc(nn * sizeof *a->fused_save);
 	int rc;
-	if (!a->shapes || !a->vals || !a->rg || !a->wl || !a->cl || !a->layers || !a->costs || !a->layer_node || !a->node_layer ||
+	if (!a->shapes || !a->vals || !a->rg || !a->wl || !a->wm || !a->cl || !a->layers || !a->costs || !a->layer_node || !a->node_layer ||
 	    !a->layer_view || !a->fused_save) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto fail;
@@ -557,6 +573,7 @@ void abacus_analysis_free(abacus_analysis *a)
 	ab_free(a->vals);
 	ab_free(a->rg);
 	ab_free(a->wl);
+	ab_free(a->wm);
 	ab_free(a->cl);
 	ab_free(a->layers);
 	ab_free(a->costs);

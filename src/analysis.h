@@ -39,6 +39,8 @@ struct abacus_analysis {
 	ab_arena vals_arena;           /* the values the analysis folded */
 	unsigned char *rg;             /* per tensor: requires grad */
 	unsigned char *wl;             /* per tensor: computed from parameters and constants only */
+	unsigned char *wm;             /* per tensor: weight-like, but computed by a kernel PyTorch runs (or a view
+	                                * of one): a tensor of its own, which memory.c simulates as an activation */
 	unsigned char *cl;             /* per tensor: a 4-D activation PyTorch holds channels-last */
 	abacus_layer *layers;
 	ab_cost *costs;                /* per layer */
@@ -90,6 +92,10 @@ struct abacus_analysis {
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */
 int ab_features_compute(double **out, const abacus_analysis *a, abacus_error *err);
+/* features.c: the configuration's composition (per category: shares of layers, forward FLOPs and output
+ * bytes; FLOPs per layer and sample; layer count) from its feature vector `x`: what novelty.c compares. */
+#define AB_COMP_DIM (3 * ABACUS_CAT_COUNT + 2)
+void ab_composition(double c[AB_COMP_DIM], const double *x);
 
 /* Of layer i's bytes_read, the bytes of inputs that are weights (parameters, or computed from them and
  * constants alone): BLAS streams a weight matrix at several times the rate an element-wise kernel moves

@@ -151,6 +151,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		pts[k].memory_lo_bytes = m.has_intervals ? mem * exp(m.q_mem[0]) : 0;
 		pts[k].memory_hi_bytes = m.has_intervals ? mem * exp(m.q_mem[1]) : 0;
 		pts[k].memory_base_bytes = ex->peak[r];
+		pts[k].novelty = ab_novelty_distance(&m.nov, ex->X + r * (size_t)ex->d);
 		net_t[ex->net[r]] += errs[E_TIME][k];
 		net_m[ex->net[r]] += errs[E_MEM][k];
 		net_n[ex->net[r]]++;
@@ -164,12 +165,12 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 
 /* Pairs of rows that measure the same configuration (network, input, batch, optimizer, hw), of hardware
  * index `hw` (-1: all): the relative difference of their times (raw and divided by calib_s) and memory. */
-static void noise_floor(const ab_examples *ex, int hw, const char *machine, double *buf_t, double *buf_ta,
+static void noise_floor(const ab_examples *ex, const char *hw, const char *machine, double *buf_t, double *buf_ta,
                         double *buf_m, abacus_eval_stats *t, abacus_eval_stats *ta, abacus_eval_stats *m)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < ex->n; i++) {
-		if ((hw >= 0 && ex->hw[i] != hw) || (machine && strcmp(ex->rows[i]->machine, machine)))
+		if ((hw && strcmp(ex->rows[i]->hw, hw)) || (machine && strcmp(ex->rows[i]->machine, machine)))
 			continue;
 		for (size_t j = i + 1; j < ex->n; j++) {
 			const abacus_row *a = ex->rows[i], *b = ex->rows[j];
@@ -194,20 +195,29 @@ done:
 		stats_of(m, buf_m, n);
 }
 
-/* Per hardware id: the scored points' errors and the repeated pairs' noise. Uses errs[] as scratch. */
+/* Per hardware id as the rows name it ("cpu1", "cpu2"; the predictor's keys also name the machine and the
+ * runtime, which the per-machine scores show): the scored points' errors and the repeated pairs' noise.
+ * Uses errs[] as scratch. */
 static int split_by_hw(abacus_eval *ev, const ab_examples *ex, double *errs[E_N], abacus_error *err)
 {
-	for (int h = 0; h < ex->n_hw && h < AB_MAX_HW; h++) {
+	for (size_t r = 0; r < ex->n && ev->n_hws < AB_MAX_HW; r++) {
+		const char *hw = ex->rows[r]->hw;
+		size_t seen = 0;
+		while (seen < ev->n_hws && strcmp(ev->hw_names[seen], hw))
+			seen++;
+		if (seen < ev->n_hws)
+			continue;
+		size_t h = ev->n_hws;
 		abacus_eval_hw *H = &ev->hws[h];
-		ev->hw_names[h] = ab_strdup(ex->hw_ids[h]);
+		ev->hw_names[h] = ab_strdup(hw);
 		if (!ev->hw_names[h])
 			return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		H->hw = ev->hw_names[h];
-		ev->n_hws = (size_t)h + 1;
+		ev->n_hws = h + 1;
 		size_t n = 0;
 		for (size_t i = 0; i < ev->n_points; i++) {
 			const abacus_eval_point *p = &ev->points[i];
-			if (strcmp(p->row->hw, ex->hw_ids[h]))
+			if (strcmp(p->row->hw, hw))
 				continue;
 			errs[0][n] = fabs(p->time_pred_s - p->time_s) / p->time_s;
 			errs[1][n] = fabs(p->time_raw_pred_s - p->time_s) / p->time_s;
@@ -217,7 +227,7 @@ static int split_by_hw(abacus_eval *ev, const ab_examples *ex, double *errs[E_N]
 		stats_of(&H->time, errs[0], n);
 		stats_of(&H->time_raw, errs[1], n);
 		stats_of(&H->memory, errs[2], n);
-		noise_floor(ex, h, NULL, errs[0], errs[1], errs[2], &H->noise_time, &H->noise_time_adjusted, NULL);
+		noise_floor(ex, hw, NULL, errs[0], errs[1], errs[2], &H->noise_time, &H->noise_time_adjusted, NULL);
 	}
 	return 0;
 }
@@ -261,7 +271,7 @@ static int split_by_machine(abacus_eval *ev, const ab_examples *ex, const double
 		stats_of(&M->time, errs[0], n);
 		stats_of(&M->time_raw, errs[1], n);
 		stats_of(&M->memory, errs[2], n);
-		noise_floor(ex, -1, id, errs[0], errs[1], errs[2], &M->noise_time, &M->noise_time_adjusted, NULL);
+		noise_floor(ex, NULL, id, errs[0], errs[1], errs[2], &M->noise_time, &M->noise_time_adjusted, NULL);
 		M->coverage = with_interval ? (double)in / (double)with_interval : NAN;
 		M->shot_scale = 1;
 		for (int q = 0; scale && q < ex->n_mach; q++)
@@ -301,59 +311,101 @@ static int intern(const char **names, int *n, const char *s)
 	return j;
 }
 
-/* The 90 % intervals of the held-out groups (lomo: networks; lofo: families): each point's from the 5 % and
- * 95 % quantiles of the out-of-fold log residuals of the other groups' rows measured on the same machine
- * (row->machine), or of all their rows when that machine has fewer than INTERVAL_POOL_MIN. Machines differ in
- * noise (two threads, capped ISAs: docs/MACHINES.md): pooled over all machines the 90 % intervals held 57 to
- * 97 % of a machine's times, pooled per machine 89-90 % on every machine and 13 % narrower (lomo over the
- * 6,983 rows of 2026-12-05). */
+/* The 90 % intervals of the held-out groups (lomo: networks; lofo: families), and how far their memory
+ * correction is trusted, each from the other groups' out-of-fold rows, so that nothing of a group decides
+ * its own: as the bundle does with cross-validation inside its training rows (novelty.c), the memory
+ * correction's fade with the distance from the training graphs and the intervals' widening are fitted on
+ * the other groups' rows, then the 5 % and 95 % quantiles of their widened log residuals measured on the
+ * same machine (row->machine), or of all their rows when that machine has fewer than INTERVAL_POOL_MIN.
+ * Machines differ in noise (two threads, capped ISAs: docs/MACHINES.md): pooled over all machines the 90 %
+ * intervals held 57 to 97 % of a machine's times, pooled per machine 89-90 % on every machine and 13 %
+ * narrower (lomo over the 6,983 rows of 2026-12-05). The points' memory predictions change with the fade. */
 #define INTERVAL_POOL_MIN 30
+typedef struct group_fit {
+	ab_novelty_obs *o;   /* per point: distance, time residual, log(measured / simulated), memory correction */
+	ab_novelty_obs *sel; /* scratch: the other groups' */
+	double *r, *rm;      /* scratch: widened residuals */
+	int *pool;
+} group_fit;
+
+static void group_quantiles(const group_fit *f, const ab_novelty *nv, const int *pt_net, size_t n, int g, int q,
+                            double qt[2], double qm[2], int *ok)
+{
+	size_t k = 0;
+	for (int all = 0; all < 2 && k < INTERVAL_POOL_MIN; all++) {
+		k = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (pt_net[i] == g || (!all && f->pool[i] != q))
+				continue;
+			const ab_novelty_obs *o = &f->o[i];
+			f->r[k] = o->rt / (1 + nv->widen_t * o->d);
+			f->rm[k++] = (o->lm - ab_novelty_mem_weight(nv, o->d) * o->fm) / (1 + nv->widen_m * o->d);
+		}
+	}
+	*ok = k >= 2;
+	if (*ok) {
+		qt[0] = ab_quantile(f->r, k, 0.05), qt[1] = ab_quantile(f->r, k, 0.95);
+		qm[0] = ab_quantile(f->rm, k, 0.05), qm[1] = ab_quantile(f->rm, k, 0.95);
+	}
+}
+
 static int lomo_intervals(abacus_eval_point *pts, const int *pt_net, size_t n, int n_nets, abacus_error *err)
 {
-	double *r = ab_malloc((n ? n : 1) * sizeof *r), *rm = ab_malloc((n ? n : 1) * sizeof *rm);
-	int *pool = ab_malloc((n ? n : 1) * sizeof *pool);
-	const char **names = ab_malloc((n ? n : 1) * sizeof *names);
+	size_t m = n ? n : 1;
+	group_fit f = { ab_malloc(m * sizeof *f.o), ab_malloc(m * sizeof *f.sel), ab_malloc(m * sizeof *f.r),
+		            ab_malloc(m * sizeof *f.rm), ab_malloc(m * sizeof *f.pool) };
+	const char **names = ab_malloc(m * sizeof *names);
 	int n_pools = 0, rc = 0;
-	if (!r || !rm || !pool || !names) {
+	if (!f.o || !f.sel || !f.r || !f.rm || !f.pool || !names) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++)
-		pool[i] = intern(names, &n_pools, pts[i].row && pts[i].row->machine ? pts[i].row->machine : "");
-	for (int g = 0; g < n_nets; g++)
+	for (size_t i = 0; i < n; i++) {
+		const abacus_eval_point *p = &pts[i];
+		f.pool[i] = intern(names, &n_pools, p->row && p->row->machine ? p->row->machine : "");
+		f.o[i].d = p->novelty;
+		f.o[i].rt = p->time_pred_s > 0 ? log(p->time_s / p->time_pred_s) : 0;
+		f.o[i].lm = log(p->memory_bytes / p->memory_base_bytes);
+		f.o[i].fm = log(p->memory_pred_bytes / p->memory_base_bytes);
+	}
+	for (int g = 0; g < n_nets && !rc; g++) {
+		size_t k = 0, mine = 0;
+		for (size_t i = 0; i < n; i++)
+			if (pt_net[i] != g)
+				f.sel[k++] = f.o[i];
+			else
+				mine++;
+		if (!mine)
+			continue;
+		ab_novelty nv = { 0 };
+		double qt[2], qm[2];
+		if ((rc = ab_novelty_calibrate(&nv, qt, qm, f.sel, k, err)))
+			break;
 		for (int q = 0; q < n_pools; q++) {
-			size_t k = 0, km = 0, mine = 0;
-			for (size_t i = 0; i < n; i++)
-				mine += pt_net[i] == g && pool[i] == q;
-			if (!mine)
-				continue;
-			for (int all = 0; all < 2 && k < INTERVAL_POOL_MIN; all++) {
-				k = km = 0;
-				for (size_t i = 0; i < n; i++) {
-					if (pt_net[i] == g || (!all && pool[i] != q))
-						continue;
-					if (pts[i].time_pred_s > 0)
-						r[k++] = log(pts[i].time_s / pts[i].time_pred_s);
-					if (pts[i].memory_pred_bytes > 0)
-						rm[km++] = log(pts[i].memory_bytes / pts[i].memory_pred_bytes);
-				}
+			int ok;
+			group_quantiles(&f, &nv, pt_net, n, g, q, qt, qm, &ok);
+			for (size_t i = 0; i < n; i++) {
+				if (pt_net[i] != g || f.pool[i] != q)
+					continue;
+				abacus_eval_point *p = &pts[i];
+				const ab_novelty_obs *o = &f.o[i];
+				double st = 1 + nv.widen_t * o->d, sm = 1 + nv.widen_m * o->d;
+				p->memory_pred_bytes = p->memory_base_bytes * exp(ab_novelty_mem_weight(&nv, o->d) * o->fm);
+				if (!ok || !(p->time_pred_s > 0))
+					continue;
+				p->time_lo_s = p->time_pred_s * exp(qt[0] * st);
+				p->time_hi_s = p->time_pred_s * exp(qt[1] * st);
+				p->memory_lo_bytes = p->memory_pred_bytes * exp(qm[0] * sm);
+				p->memory_hi_bytes = p->memory_pred_bytes * exp(qm[1] * sm);
 			}
-			if (k < 2 || km < 2)
-				continue;
-			double lo = ab_quantile(r, k, 0.05), hi = ab_quantile(r, k, 0.95);
-			double mlo = ab_quantile(rm, km, 0.05), mhi = ab_quantile(rm, km, 0.95);
-			for (size_t i = 0; i < n; i++)
-				if (pt_net[i] == g && pool[i] == q) {
-					pts[i].time_lo_s = pts[i].time_pred_s * exp(lo);
-					pts[i].time_hi_s = pts[i].time_pred_s * exp(hi);
-					pts[i].memory_lo_bytes = pts[i].memory_pred_bytes * exp(mlo);
-					pts[i].memory_hi_bytes = pts[i].memory_pred_bytes * exp(mhi);
-				}
 		}
+	}
 out:
-	ab_free(r);
-	ab_free(rm);
-	ab_free(pool);
+	ab_free(f.o);
+	ab_free(f.sel);
+	ab_free(f.r);
+	ab_free(f.rm);
+	ab_free(f.pool);
 	ab_free(names);
 	return rc;
 }
@@ -626,10 +678,16 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 		if ((rc = lomo_intervals(ev->points, pt_fam, ne, n_fam, err)))
 			goto out;
 	}
+	if (protocol == ABACUS_EVAL_LOMO || protocol == ABACUS_EVAL_LOFO)
+		for (size_t i = 0; i < ne; i++) { /* the memory predictions the fade changed */
+			double e = fabs(ev->points[i].memory_pred_bytes - ev->points[i].memory_bytes) / ev->points[i].memory_bytes;
+			net_m[pt_net[i]] += e - errs[E_MEM][i];
+			errs[E_MEM][i] = e;
+		}
 	interval_shares(ev);
 	for (int k = 0; k < E_N; k++)
 		stats_of(&ev->stats[k], errs[k], ne);
-	noise_floor(&ex, -1, NULL, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
+	noise_floor(&ex, NULL, NULL, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
 	if ((rc = split_by_hw(ev, &ex, errs, err)) ||
 	    (rc = split_by_machine(ev, &ex, protocol == ABACUS_EVAL_LOMACHINE ? shot_scale : NULL, errs, err)))
 		goto out;

@@ -138,3 +138,27 @@ int abacus_features(double *out, size_t n, const abacus_analysis *a, abacus_erro
 	memcpy(out, a->features, n * sizeof *out);
 	return 0;
 }
+
+/* The composition of a configuration, read off its feature vector: per operator category the share of the
+ * layers, of the forward FLOPs and of the output bytes, then the FLOPs per layer and sample (log10 / 10) and
+ * the layer count (log10 / 4). Shares do not change with the batch size and hardly with the input size, so
+ * two configurations of one network lie close together, and a network built of other operators, or of the
+ * same ones in other proportions, lies far from them: novelty.c measures how far a configuration is from a
+ * model's training graphs by this vector (the "Unseen networks" issue, intervals that widen off the data). */
+void ab_composition(double c[AB_COMP_DIM], const double *x)
+{
+	_Static_assert(AB_COMP_DIM == 3 * NCAT + 2, "AB_COMP_DIM is three shares per category and two sizes");
+	enum { S_BATCH = 0, S_FWD = 4, S_LAYERS = 8 }; /* positions in scalar_names (test_composition checks) */
+	double layers = x[S_LAYERS], fwd = x[S_FWD], batch = x[S_BATCH] > 0 ? x[S_BATCH] : 1, out = 0;
+	for (int k = 0; k < NCAT; k++)
+		out += x[OFF_AGG + (size_t)k * N_AGG + 3];
+	for (int k = 0; k < NCAT; k++) {
+		const double *agg = x + OFF_AGG + (size_t)k * N_AGG;
+		c[3 * k] = layers > 0 ? agg[0] / layers : 0;
+		c[3 * k + 1] = fwd > 0 ? agg[1] / fwd : 0;
+		c[3 * k + 2] = out > 0 ? agg[3] / out : 0;
+	}
+	double per = layers > 0 ? fwd / layers / batch : 0;
+	c[3 * NCAT] = per > 1 ? log10(per) / 10 : 0;
+	c[3 * NCAT + 1] = layers > 1 ? log10(layers) / 4 : 0;
+}

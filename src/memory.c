@@ -107,11 +107,20 @@ static int64_t bytes(const ab_shape *sh)
 }
 
 /* Only activations count: initializers, graph inputs and folded constants are not simulated storage;
- * weight-like tensors (transposed or sliced parameters) are views of parameters in PyTorch. */
+ * weight-like tensors (transposed or sliced parameters) are views of parameters in PyTorch. Those a kernel
+ * computes from parameters (a->wm: an S4 kernel, a position-embedding lookup) are tensors of their own,
+ * whatever the batch: s4d's four [128, 16, 256] kernels (exp, product, sum, each 2 MiB, kept for backward)
+ * were 44 % of its measured peak at batch 1, and the simulation had none of them. */
 static int is_activation(const abacus_analysis *a, int t)
 {
 	const abacus_graph *g = a->g;
-	return g->tensors[t].kind == AB_T_VALUE && a->node_layer[g->tensors[t].producer] >= 0 && !a->wl[t];
+	return g->tensors[t].kind == AB_T_VALUE && a->node_layer[g->tensors[t].producer] >= 0 && (!a->wl[t] || a->wm[t]);
+}
+
+/* A parameter, or a view of one, whose gradient is a parameter's (param_grads), not an activation's. */
+static int weight_view(const abacus_analysis *a, int t)
+{
+	return a->g->tensors[t].is_param || (a->wl[t] && !a->wm[t]);
 }
 
 /* View layers (and ops that return their input, like a p = 0 Dropout) share their input's storage. */
@@ -138,7 +147,7 @@ static void pattern_input_grads(const abacus_analysis *a, sim *s, unsigned char 
 		int u = n->in[i];
 		if (u < 0 || !a->rg[u])
 			continue;
-		if (a->g->tensors[u].is_param || a->wl[u])
+		if (weight_view(a, u))
 			param_grads(a, s, grad, u, 0);
 		else if (fused_internal(a, u))
 			pattern_input_grads(a, s, grad, sid, u, depth + 1);
@@ -155,12 +164,12 @@ enum { MAX_SAVED = 34 };
 
 /* The tensors layer L keeps for backward: by its op's masks (activation inputs, any output), or for a
  * fused pattern (runtime_torch_fusion.c) the pattern's input at its first node and nothing at the others. */
-static int saved_list(const abacus_analysis *a, size_t L, int out[MAX_SAVED])
+static int saved_list(const abacus_analysis *a, size_t L, const unsigned char *reach, int out[MAX_SAVED])
 {
 	const ab_node *n = &a->g->nodes[a->layer_node[L]];
 	const ab_cost *k = &a->costs[L];
 	int ns = 0;
-	if (a->fused_save[L] == AB_SAVE_NOTHING)
+	if (a->fused_save[L] == AB_SAVE_NOTHING || (reach && !reach[L]))
 		return 0;
 	if (a->fused_save[L] >= 0) {
 		int t = a->fused_save[L];
@@ -193,6 +202,7 @@ typedef struct storages {
 	unsigned char *grad;     /* its gradient is allocated */
 	unsigned char *gmean;    /* that gradient is a ReduceMean's, as it left it */
 	int *gbuf, *gref, *pstamp; /* see sim */
+	unsigned char *reach;    /* per layer: a gradient reaches it (grad_reach); not owned */
 } storages;
 
 static void storages_free(storages *st)
@@ -300,14 +310,73 @@ static void storage_ids(const abacus_analysis *a, storages *st)
 		st->pinned[st->sid[g->outputs[k]]] = 1;
 }
 
-static void forward_pass(const abacus_analysis *a, storages *st, sim *s)
+/* Layer L's outputs are computed from parameters and constants alone (a->wl): a weight's view, or a
+ * tensor PyTorch computes from weights (a->wm). */
+static int weight_layer(const abacus_analysis *a, size_t L)
+{
+	const ab_node *n = &a->g->nodes[a->layer_node[L]];
+	return n->n_out > 0 && n->out[0] >= 0 && a->wl[n->out[0]];
+}
+
+/* Appends layer L to the order, after the deferred weight layers it reads that are not in it yet. */
+static void emit(const abacus_analysis *a, size_t L, unsigned char *done, size_t *ord, size_t *n, int depth)
+{
+	const ab_node *nd = &a->g->nodes[a->layer_node[L]];
+	done[L] = 1;
+	for (int i = 0; i < nd->n_in && depth < 64; i++) {
+		int t = nd->in[i], p = t >= 0 ? a->g->tensors[t].producer : -1;
+		int pl = p >= 0 ? a->node_layer[p] : -1;
+		if (pl >= 0 && !done[pl])
+			emit(a, (size_t)pl, done, ord, n, depth + 1);
+	}
+	ord[(*n)++] = L;
+}
+
+/* The order PyTorch runs the layers in: the graph's, except that what is computed from weights alone
+ * runs where it is first read. The exporter hoists such nodes to the graph's start (an S4 layer's kernel,
+ * exp(dt·A·lags), 2 MiB each: s4d's four were all live at once in the simulated forward, +11 % at batch
+ * 1), while the module computes each inside its layer's forward, and backward runs in reverse. */
+static void layer_order(const abacus_analysis *a, unsigned char *done, size_t *ord)
+{
+	size_t n = 0;
+	for (size_t L = 0; L < a->n_layers; L++)
+		if (!done[L] && !weight_layer(a, L))
+			emit(a, L, done, ord, &n, 0);
+	for (size_t L = 0; L < a->n_layers; L++)
+		if (!done[L])
+			emit(a, L, done, ord, &n, 0);
+}
+
+/* Which layers a gradient reaches: those with an output on a differentiable path to the loss (reach,
+ * per layer; gc, per tensor, scratch). A layer off it (a VQ codebook's distances before ArgMin, a
+ * router's scores before TopK's indices) keeps nothing for a backward that never runs: PyTorch frees its
+ * autograd node, and what it saved, with its outputs, and no gradient is made for its inputs (the
+ * outside set's VQ autoencoder, measured with the allocator tracker, batch 4: +14 % → −8 %). */
+static void grad_reach(const abacus_analysis *a, const size_t *ord, unsigned char *reach, unsigned char *gc)
+{
+	gc[a->g->outputs[0]] = 1;
+	for (size_t j = a->n_layers; j-- > 0;) {
+		size_t L = ord[j];
+		const ab_node *n = &a->g->nodes[a->layer_node[L]];
+		for (int o = 0; o < n->n_out && !reach[L]; o++)
+			reach[L] = n->out[o] >= 0 && gc[n->out[o]];
+		if (!reach[L] || (ab_node_flags(n) & AB_OP_NOGRAD))
+			continue;
+		for (int i = 0; i < n->n_in; i++)
+			if (n->in[i] >= 0 && a->rg[n->in[i]])
+				gc[n->in[i]] = 1;
+	}
+}
+
+static void forward_pass(const abacus_analysis *a, storages *st, sim *s, const size_t *ord)
 {
 	const abacus_graph *g = a->g;
 	int *sid = st->sid;
-	for (size_t L = 0; L < a->n_layers; L++) {
+	for (size_t step = 0; step < a->n_layers; step++) {
+		size_t L = ord[step];
 		const ab_node *n = &g->nodes[a->layer_node[L]];
 		const ab_cost *k = &a->costs[L];
-		int sv[MAX_SAVED], ns = saved_list(a, L, sv);
+		int sv[MAX_SAVED], ns = saved_list(a, L, st->reach, sv);
 		/* Outputs that nobody reads and nothing saves (BatchNorm's running statistics, which PyTorch
 		 * updates in place; Dropout's bool mask, which the CPU path never makes) are not allocated, nor
 		 * the intermediates of a decomposed operator (fused_internal). */
@@ -327,7 +396,7 @@ static void forward_pass(const abacus_analysis *a, storages *st, sim *s)
 		for (int j = 0; j < ns; j++)
 			if (st->saved_refs[sid[sv[j]]]++ == 0 && st->alive[sid[sv[j]]])
 				ab_sat_add(&s->saved, bytes(&a->shapes[sid[sv[j]]]));
-		if (a->layer_view[L] != AB_LAYER_FUSED)
+		if (a->layer_view[L] != AB_LAYER_FUSED && st->reach[L])
 			add(s, &s->extra, k->extra_bytes);
 		add(s, &s->extra, k->graph_bytes);
 		if (ab_add(s->graph, k->graph_bytes, &s->graph))
@@ -399,6 +468,64 @@ static void loss_backward(abacus_analysis *a, storages *st, sim *s, int ce)
 	}
 }
 
+/* Input i of node n shares its storage with an earlier input of n. */
+static int read_before(const ab_node *n, const int *sid, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (n->in[j] >= 0 && sid[n->in[j]] == sid[n->in[i]])
+			return 1;
+	return 0;
+}
+
+/* Layer n's input gradients: made, or shared with its output's (pass_in: the inputs that receive it, an
+ * Add's, or a sum's expanded view of it). An input that already has one (an activation read by several
+ * layers) gets this layer's too, a tensor of its own while this backward runs (s->accum) before
+ * autograd adds it into the first: measured 2026-12-05 with the allocator tracker, a [B, 1024, 256]
+ * activation read by two Linears, B 1 and 4, peaked at least one such tensor above the simulation
+ * without it. An Add's or a sum's gradient is no new tensor; a layer reading one tensor twice (x·xᵀ)
+ * is not counted twice, nor a member of a decomposed operator, which runs no backward of its own.
+ * (PyTorch 1.13 adds the two out of place, old + new: counting that sum too, after the layer released
+ * what it saved, put mlp_mixer 0.9 → 2.9 % and a generated mixer 0.1 → 11 % high: a fused LayerNorm
+ * releases its input at its kernel, which the simulation does at the pattern's first node.) */
+static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab_node *n, int view,
+                        unsigned pass_in, int o0, int fused)
+{
+	const int *sid = st->sid;
+	for (int i = 0; i < n->n_in; i++) {
+		int t = n->in[i];
+		if (t < 0 || !a->rg[t])
+			continue;
+		if (weight_view(a, t)) {
+			param_grads(a, s, st->grad, t, 0);
+			continue;
+		}
+		if (fused_internal(a, t)) {
+			pattern_input_grads(a, s, st->grad, sid, t, 0);
+			continue;
+		}
+		int sd = sid[t];
+		int passes = pass_in && i < 32 && (pass_in >> i & 1) &&
+		             (a->shapes[sd].numel == a->shapes[o0].numel || (ab_node_flags(n) & AB_OP_EXPAND_GRAD));
+		if (!view && !fused && st->grad[sd] && is_activation(a, sd) && !read_before(n, sid, i)) {
+			st->gmean[sd] = 0; /* a second gradient: summed out of place into a plain tensor */
+			if (!passes && !(ab_node_flags(n) & AB_OP_EXPAND_GRAD))
+				s->accum += bytes(&a->shapes[t]);
+		}
+		if (!view && !st->grad[sd] && is_activation(a, sd)) {
+			st->grad[sd] = 1;
+			st->gmean[sd] = (ab_node_flags(n) & AB_OP_MEAN_GRAD) != 0;
+			if (passes) {
+				st->gbuf[sd] = st->gbuf[o0];
+				st->gref[st->gbuf[o0]]++;
+			} else {
+				st->gbuf[sd] = sd;
+				st->gref[sd] = 1;
+				add(s, NULL, bytes(&a->shapes[sd]));
+			}
+		}
+	}
+}
+
 /* Layer L's backward: its inputs' gradients made (or sharing its output's buffer), its kernel's
  * transient bytes, its output gradients consumed, what it saved released. */
 static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_t L)
@@ -411,44 +538,21 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	/* Add hands its output's gradient unchanged to every input of the output's shape (AddBackward
 	 * returns the one tensor to both branches of a residual, no copy), Sub to its first: those
 	 * inputs' gradients share the output's buffer, which lives until the last of them is consumed.
-	 * Counting a copy per branch put groupnorm_res's backward peak one activation (+11 %) high. */
+	 * Counting a copy per branch put groupnorm_res's backward peak one activation (+11 %) high.
+	 * A sum's backward expands its output's gradient to its input's shape, a view of that buffer
+	 * (AB_OP_EXPAND_GRAD): the consumer's backward reads it in place (measured 2026-12-05 with the
+	 * allocator tracker: an S4 kernel (c * exp(...)).sum(1) of [128, 16, 256], 2 MiB each, B 1 and 4:
+	 * the simulation was one such tensor, +12 %, high while the sum's input got a buffer of its own). */
 	const ab_opdef *def = ab_node_def(n);
-	unsigned pass_in = def ? def->grad_pass : 0;
+	unsigned pass_in = a->rt->grad_pass ? a->rt->grad_pass(def) : def ? def->grad_pass : 0;
 	int o0 = n->n_out > 0 ? n->out[0] : -1;
 	int pass = !view && o0 >= 0 && sid[o0] == o0 && st->grad[o0] && pass_in;
 	s->layer = (int)L;
 	s->consumer = !view && !(o0 >= 0 && a->wl[o0]);
 	s->accum = 0;
 	int64_t live_before = s->live; /* to learn the bytes of gradients this layer allocates */
-	/* Input gradients. */
-	for (int i = 0; i < n->n_in; i++) {
-		int t = n->in[i];
-		if (t < 0 || !a->rg[t])
-			continue;
-		if (g->tensors[t].is_param || a->wl[t]) {
-			param_grads(a, s, st->grad, t, 0);
-			continue;
-		}
-		if (fused_internal(a, t)) {
-			pattern_input_grads(a, s, st->grad, sid, t, 0);
-			continue;
-		}
-		int sd = sid[t];
-		if (!view && st->grad[sd])
-			st->gmean[sd] = 0; /* a second gradient: summed out of place into a plain tensor */
-		if (!view && !st->grad[sd] && is_activation(a, sd)) {
-			st->grad[sd] = 1;
-			st->gmean[sd] = (ab_node_flags(n) & AB_OP_MEAN_GRAD) != 0;
-			if (pass && i < 32 && (pass_in >> i & 1) && a->shapes[sd].numel == a->shapes[o0].numel) {
-				st->gbuf[sd] = st->gbuf[o0];
-				st->gref[st->gbuf[o0]]++;
-			} else {
-				st->gbuf[sd] = sd;
-				st->gref[sd] = 1;
-				add(s, NULL, bytes(&a->shapes[sd]));
-			}
-		}
-	}
+	if (st->reach[L])
+		input_grads(a, st, s, n, view, pass ? pass_in : 0, o0, a->layer_view[L] == AB_LAYER_FUSED);
 	/* A mean's backward divides its expanded gradient into a tensor laid out like the expansion, not
 	 * row-major; a matrix product reading it as its output's gradient copies it first (measured
 	 * here: Linear on 2-D and 3-D inputs, bmm, then mean over any dim: backward peaks at 2x the
@@ -459,9 +563,12 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	if (o0 >= 0 && st->gmean[sid[o0]] && (ab_node_flags(n) & AB_OP_COPIES_MEAN_GRAD) &&
 	    bytes(&a->shapes[sid[o0]]) > fresh)
 		s->accum += bytes(&a->shapes[sid[o0]]) - fresh;
-	/* Transient buffers of the backward kernel itself, live with its gradients and saved tensors. */
-	add(s, NULL, k->bwd_workspace + s->accum);
-	sub(s, NULL, k->bwd_workspace + s->accum);
+	/* Transient buffers of the backward kernel itself, live with its gradients and saved tensors (a
+	 * member of a decomposed operator runs no backward of its own: LayerNorm's Mul by γ is no
+	 * broadcasting product's backward in PyTorch's one kernel). */
+	int64_t ws = a->layer_view[L] == AB_LAYER_FUSED || !st->reach[L] ? 0 : k->bwd_workspace;
+	add(s, NULL, ws + s->accum);
+	sub(s, NULL, ws + s->accum);
 	/* Output gradients are consumed (views pass theirs on to the base). */
 	for (int o = 0; o < n->n_out; o++) {
 		int t = n->out[o];
@@ -472,9 +579,9 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 		}
 	}
 	/* Saved tensors and extra buffers are released. */
-	if (a->layer_view[L] != AB_LAYER_FUSED)
+	if (a->layer_view[L] != AB_LAYER_FUSED && st->reach[L])
 		sub(s, &s->extra, k->extra_bytes);
-	int sv[MAX_SAVED], ns = saved_list(a, L, sv);
+	int sv[MAX_SAVED], ns = saved_list(a, L, st->reach, sv);
 	for (int j = 0; j < ns; j++) {
 		int sd = sid[sv[j]];
 		if (--st->saved_refs[sd] == 0 && st->alive[sd]) {
@@ -493,10 +600,18 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	const abacus_graph *g = a->g;
 	int rc = 0;
 	storages st = { 0 };
-	if (storages_alloc(&st, (size_t)g->n_tensors + 1)) {
+	size_t *ord = ab_malloc((a->n_layers + 1) * sizeof *ord);
+	unsigned char *done = ab_calloc(a->n_layers + 1, 1), *reach = ab_calloc(a->n_layers + 1, 1);
+	unsigned char *gc = ab_calloc((size_t)g->n_tensors + 1, 1);
+	if (storages_alloc(&st, (size_t)g->n_tensors + 1) || !ord || !done || !reach || !gc) {
 		storages_free(&st);
+		ab_free(ord);
+		ab_free(done);
+		ab_free(reach);
+		ab_free(gc);
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	}
+	st.reach = reach;
 	abacus_memory *m = &a->mem;
 	memset(m, 0, sizeof *m);
 	int64_t max_param = persistent_state(a);
@@ -507,15 +622,17 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	s.gref = st.gref;
 	s.pstamp = st.pstamp;
 	s.layer = -1;
-	forward_pass(a, &st, &s);
+	layer_order(a, done, ord);
+	grad_reach(a, ord, reach, gc);
+	forward_pass(a, &st, &s, ord);
 	loss_forward(a, &st, &s, ce);
 	m->saved = s.saved + s.extra;
 	loss_backward(a, &st, &s, ce);
-	for (size_t L = a->n_layers; L-- > 0;)
-		backward_layer(a, &st, &s, L);
-	/* ---- optimizer step: all gradients live, plus Adam's temporaries ---- */
+	for (size_t j = a->n_layers; j-- > 0;)
+		backward_layer(a, &st, &s, ord[j]);
+	/* ---- optimizer step: all gradients live, plus the runtime's temporaries (Adam's; TF's SGD's too) ---- */
 	const ab_step_memory *rt = &a->rt->step;
-	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? rt->adam_temporaries * max_param : 0);
+	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? rt->adam_temporaries : rt->sgd_temporaries) * max_param;
 	/* The loss tensor, and with it the graph's records (graph_bytes), lives until the step returns. */
 	s.live = step_live + (ce || !rt->mse_keeps_error ? 0 : a->loss_bytes) + s.graph;
 	s.saved = 0;
@@ -531,5 +648,9 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	m->peak = m->persistent + s.peak;
 out:
 	storages_free(&st);
+	ab_free(ord);
+	ab_free(done);
+	ab_free(reach);
+	ab_free(gc);
 	return rc;
 }

@@ -82,6 +82,21 @@ void ab_hw_key(char *buf, size_t len, const ab_runtime *rt, const char *hw)
 		snprintf(buf, len, "%s/%s", rt->name, hw);
 }
 
+/* A row's key names its machine too when the row recorded one ("cpu1@amd-f25m17-sse41-t1-40eadaa2"): the
+ * machines measured since 2026-12-04 include this CPU capped at SSE4.1, which runs the same configurations
+ * 1.9-3x slower kind by kind and with more memory, and its rows under the bare "cpu1" made the speed index
+ * useless to that key (the random split's time error on the unrecorded rows went 7.8 to 11.0 %, memory 0.12
+ * to 0.65 %). Rows of protocol 1 ("unrecorded": the older machines) keep the bare hardware id. */
+static void row_hw_key(char *buf, size_t len, const ab_runtime *rt, const abacus_row *r)
+{
+	char hw[160];
+	if (r->machine && r->machine[0] && strcmp(r->machine, "unrecorded"))
+		snprintf(hw, sizeof hw, "%s@%s", r->hw, r->machine);
+	else
+		snprintf(hw, sizeof hw, "%s", r->hw);
+	ab_hw_key(buf, len, rt, hw);
+}
+
 /* The configuration a measured row ran: its batch, optimizer and runtime (whose rules price it), and in `key`
  * its hardware id as the predictor keys it (that runtime's: ab_hw_key). */
 static int row_config(abacus_config *cfg, char *key, size_t keylen, const abacus_row *r, abacus_error *err)
@@ -98,7 +113,7 @@ static int row_config(abacus_config *cfg, char *key, size_t keylen, const abacus
 		return ab_err(err, ABACUS_EINVAL, r->runtime, "dataset line %zu (%s): %s", r->line, r->network, msg);
 	}
 	cfg->runtime = rt->name;
-	ab_hw_key(key, keylen, rt, r->hw);
+	row_hw_key(key, keylen, rt, r);
 	if (abacus_parse_optimizer(&cfg->optimizer, r->optimizer, err))
 		return ab_err(err, ABACUS_EPARSE, r->graph, "dataset line %zu: unknown optimizer '%s'", r->line, r->optimizer);
 	return 0;
@@ -169,7 +184,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 				gi = n_graphs++;
 			}
 			abacus_config cfg;
-			char key[96];
+			char key[224];
 			if ((rc = row_config(&cfg, key, sizeof key, r, err)))
 				goto out;
 			abacus_analysis *a = NULL;
@@ -493,6 +508,7 @@ int ab_rows_repeat(const abacus_row *a, const abacus_row *b)
 static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
                        abacus_error *err)
 {
+	memset(m, 0, sizeof *m);
 	int rc = 0, d = ex->d;
 	double *X = ab_malloc(n * (size_t)d * sizeof *X), *yt = ab_malloc(n * sizeof *yt), *ym = ab_malloc(n * sizeof *ym);
 	double *v = ab_malloc(n * sizeof *v);
@@ -611,13 +627,15 @@ void ab_model_predict_row(const ab_model *m, const ab_examples *ex, size_t r, do
 {
 	const double *x = ex->X + r * (size_t)ex->d;
 	*time = time_base(m, ex, r, calib) * exp(ab_ensemble_predict(&m->time, x, ex->d));
-	*mem = ex->peak[r] * exp(ab_ensemble_predict(&m->mem, x, ex->d));
+	double w = m->nov.mem_tau > 0 ? ab_novelty_mem_weight(&m->nov, ab_novelty_distance(&m->nov, x)) : 1;
+	*mem = ex->peak[r] * exp(w * ab_ensemble_predict(&m->mem, x, ex->d));
 }
 
 void ab_model_free(ab_model *m)
 {
 	ab_ensemble_free(&m->time);
 	ab_ensemble_free(&m->mem);
+	ab_novelty_free(&m->nov);
 }
 
 /* Cross-validated log residuals inside the training rows give the interval quantiles: 5 folds of whole
@@ -643,6 +661,26 @@ static int cv_folds(const ab_examples *ex, const size_t *idx, size_t n, int *by_
 	return n_folds;
 }
 
+/* Each hardware id's time quantiles from its own out-of-fold rows, widened as the calibration says. */
+static void hw_quantiles(ab_model *m, const ab_novelty_obs *o, const int *hw, size_t n)
+{
+	double *z = ab_malloc((n ? n : 1) * sizeof *z);
+	for (int h = 0; h < AB_MAX_HW; h++) {
+		size_t k = 0;
+		for (size_t i = 0; z && i < n; i++)
+			if (hw[i] == h)
+				z[k++] = o[i].rt / (1 + m->nov.widen_t * o[i].d);
+		if (k >= AB_MIN_HW_ROWS) {
+			m->q_time_hw[h][0] = ab_quantile(z, k, 0.05);
+			m->q_time_hw[h][1] = ab_quantile(z, k, 0.95);
+		} else { /* (or out of memory: the quantiles of all rows are still right, only wider) */
+			m->q_time_hw[h][0] = m->q_time[0];
+			m->q_time_hw[h][1] = m->q_time[1];
+		}
+	}
+	ab_free(z);
+}
+
 size_t ab_model_fit_units(const ab_examples *ex, const size_t *idx, size_t n, int intervals)
 {
 	int by_machine, by_net;
@@ -658,12 +696,15 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 	int rc = fit_targets(m, ex, idx, n, p, err);
 	if (!rc)
 		ab_progress_step(pg);
+	if (!rc)
+		rc = ab_novelty_refs(&m->nov, ex, idx, n, err);
 	if (rc || !intervals)
 		goto done;
 	int by_machine, by_net, n_folds = cv_folds(ex, idx, n, &by_machine, &by_net);
-	double *rt = ab_malloc(n * sizeof *rt), *rm = ab_malloc(n * sizeof *rm);
+	ab_novelty_obs *obs = ab_malloc(n * sizeof *obs);
 	size_t *tr = ab_malloc(n * sizeof *tr);
-	if (!rt || !rm || !tr) {
+	int *obs_hw = ab_malloc(n * sizeof *obs_hw);
+	if (!obs || !tr || !obs_hw) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto cv_out;
 	}
@@ -680,26 +721,32 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 		ab_model sub;
 		if ((rc = fit_targets(&sub, ex, tr, nt, p, err)))
 			break;
+		if ((rc = ab_novelty_refs(&sub.nov, ex, tr, nt, err))) {
+			ab_model_free(&sub);
+			break;
+		}
 		for (size_t i = 0; i < n; i++)
 			if ((by_machine ? ex->mach[idx[i]] : by_net ? ex->net[idx[i]] % FOLDS : (int)(i % FOLDS)) == f) {
+				size_t r = idx[i];
+				const double *x = ex->X + r * (size_t)ex->d;
 				double t, mm;
-				ab_model_predict_row(&sub, ex, idx[i], ex->calib[idx[i]], &t, &mm);
-				rt[nr] = log(ex->time[idx[i]] / t);
-				rm[nr++] = log(ex->mem[idx[i]] / mm);
+				ab_model_predict_row(&sub, ex, r, ex->calib[r], &t, &mm); /* sub.nov.mem_tau = 0: unweighed */
+				obs[nr].d = ab_novelty_distance(&sub.nov, x);
+				obs[nr].rt = log(ex->time[r] / t);
+				obs[nr].lm = log(ex->mem[r] / ex->peak[r]);
+				obs_hw[nr] = ex->hw[r];
+				obs[nr++].fm = ab_ensemble_predict(&sub.mem, x, ex->d);
 			}
 		ab_model_free(&sub);
 		ab_progress_step(pg);
 	}
-	if (!rc && nr) {
-		m->q_time[1] = ab_quantile(rt, nr, 0.95);
-		m->q_time[0] = ab_quantile(rt, nr, 0.05);
-		m->q_mem[1] = ab_quantile(rm, nr, 0.95);
-		m->q_mem[0] = ab_quantile(rm, nr, 0.05);
+	if (!rc && nr && !(rc = ab_novelty_calibrate(&m->nov, m->q_time, m->q_mem, obs, nr, err))) {
 		m->has_intervals = 1;
+		hw_quantiles(m, obs, obs_hw, nr);
 	}
 cv_out:
-	ab_free(rt);
-	ab_free(rm);
+	ab_free(obs);
+	ab_free(obs_hw);
 	ab_free(tr);
 done:
 	if (rc)

@@ -16,6 +16,7 @@
 #ifndef ABACUS_MODEL_H
 #define ABACUS_MODEL_H
 
+#include "analysis.h"
 #include "machine.h"
 #include "trees.h"
 
@@ -93,6 +94,30 @@ int ab_rows_repeat(const abacus_row *a, const abacus_row *b);
 /* Features of one analysed configuration on hardware with `threads` threads. */
 int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err);
 
+/* How far a configuration lies from a model's training graphs, and what that does to its memory correction
+ * and intervals (novelty.c). */
+typedef struct ab_novelty {
+	double *ref;      /* n_ref × AB_COMP_DIM compositions (analysis.h ab_composition) of the training graphs */
+	double *norm;     /* their squared norms */
+	size_t n_ref, cap;
+	double mem_tau;   /* the memory correction is weighed by exp(-d / mem_tau); 0: fully */
+	double widen_t, widen_m; /* the intervals' log quantiles are multiplied by 1 + widen × d */
+} ab_novelty;
+/* One out-of-fold row: its distance, time log residual, log(measured / simulated memory), memory correction. */
+typedef struct ab_novelty_obs {
+	double d, rt, lm, fm;
+} ab_novelty_obs;
+/* The distinct compositions of rows idx[0..n) of ex (keeps mem_tau and the widenings). */
+int ab_novelty_refs(ab_novelty *nv, const ab_examples *ex, const size_t *idx, size_t n, abacus_error *err);
+int ab_novelty_add(ab_novelty *nv, const double *c, abacus_error *err); /* one composition (bundle loading) */
+/* The distance of feature vector x's composition from the nearest reference (0 without references). */
+double ab_novelty_distance(const ab_novelty *nv, const double *x);
+double ab_novelty_mem_weight(const ab_novelty *nv, double d);
+/* Fits mem_tau, widen_t, widen_m and the quantiles of the widened residuals on out-of-fold rows. */
+int ab_novelty_calibrate(ab_novelty *nv, double q_time[2], double q_mem[2], const ab_novelty_obs *o, size_t n,
+                         abacus_error *err);
+void ab_novelty_free(ab_novelty *nv);
+
 typedef struct ab_model {
 	/* 1: the time base prices each term at the row's machine's measured rate (profile mode), with one set
 	 * of coefficients for every machine (coef[0]); 0: a rate per hardware id × the speed index. */
@@ -104,8 +129,14 @@ typedef struct ab_model {
 	int use_calib[AB_MAX_HW];      /* 1: scale by the row's or user's speed index; 0: by the median */
 	double calib[AB_MAX_HW];       /* median calib per hardware id (for configurations not measured) */
 	ab_ensemble time, mem;
-	double q_time[2], q_mem[2];    /* 5 % and 95 % quantiles of cross-validated log residuals */
+	double q_time[2], q_mem[2];    /* 5 % and 95 % quantiles of cross-validated log residuals, each divided
+	                                * by 1 + widen × its distance (nov) */
 	int has_intervals;
+	/* Per hardware id, the time quantiles of its own rows' widened residuals (AB_MIN_HW_ROWS of them at least,
+	 * else q_time): two threads on a shared VM time far less steadily than one, so one pair of quantiles
+	 * over both was too wide for one thread and too narrow for two. */
+	double q_time_hw[AB_MAX_HW][2];
+	ab_novelty nov;                /* the training graphs' compositions; the memory weight and widenings */
 } ab_model;
 
 /* One layer's part of the analytic time base (per unit of calib) under the fitted coefficients. */

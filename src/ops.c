@@ -64,7 +64,10 @@ const ab_opdef ab_ops[] = {
 	UNF("Sign", ELTWISE, 1, 0, 0, 0, sign),
 	UNF("Cast", ELTWISE, 1, 1, 0, 0, same, .out_dtype = AB_OUT_CAST_TO),
 	UNF("CastLike", ELTWISE, 1, 1, 0, 0, same, .out_dtype = AB_OUT_LIKE_IN1),
-	UN("CumSum", ELTWISE, 1, 1, 0, 0),
+	/* CumSum's backward is a reversed cumsum of the gradient, grad.flip().cumsum().flip(): two
+	 * output-sized buffers live at once beside it (measured 2026-12-05 with the allocator tracker,
+	 * [B, 256, 4096] between two Linears, B 1 and 4: 2.00x the output above the rule without them) */
+	UN("CumSum", ELTWISE, 1, 1, 0, 0, .bwd_out_copies = 2, .act = AB_ACT_CUMSUM),
 	UN("Trilu", ELTWISE, 1, 1, 0, 0),
 	UN("Tan", ELTWISE, 4, 4, 1, 0),
 	UN("Sinh", ELTWISE, 4, 4, 1, 0),
@@ -158,7 +161,7 @@ const ab_opdef ab_ops[] = {
 	{ .name = "Dropout", .cat = C(DROPOUT), .shape = ab_shape_dropout, .cost = ab_cost_dropout, .state_in = ~1u },
 	/* reductions */
 	{ .name = "ReduceMean", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .flags = AB_OP_MEAN_GRAD, .scalar = &ab_sc_mean },
-	{ .name = "ReduceSum", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_add },
+	{ .name = "ReduceSum", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_add, .flags = AB_OP_EXPAND_GRAD, .grad_pass = 1u },
 	{ .name = "ReduceMax", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_max, .save_in = 1 },
 	{ .name = "ReduceMin", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_min, .save_in = 1 },
 	{ .name = "ReduceProd", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_mul, .save_in = 1 },
@@ -233,6 +236,10 @@ int ab_cost_table(ab_ctx *c, const ab_opdef *d, ab_cost *k)
 	else if (d->save_in == AB_SAVE_QUOTIENT)
 		k->in_mask = (ab_in_rg(c, 1) ? 1u : 0u) | (ab_in_rg(c, 0) || ab_in_rg(c, 1) ? 2u : 0u);
 	k->out_mask = d->save_out;
+	if (d->save_in == AB_SAVE_PRODUCT || d->save_in == AB_SAVE_QUOTIENT)
+		k->bwd_workspace = ab_broadcast_product_workspace(c, d->save_in == AB_SAVE_QUOTIENT);
+	if (d->bwd_out_copies && rg_inputs && ab_mul(tensor_bytes(y), d->bwd_out_copies, &k->bwd_workspace))
+		return ab_node_err(c, ABACUS_ESHAPE, "workspace bytes overflow 64 bits");
 	for (int i = 0; i < c->n->n_in; i++)
 		ab_sat_add(&k->bytes_read, ab_has_in(c, i) ? tensor_bytes(ab_in(c, i)) : 0);
 	for (int o = 0; o < c->n->n_out; o++)

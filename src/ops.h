@@ -75,18 +75,20 @@ enum {
 	AB_OP_LOOKUP = 512,    /* reading rows of a parameter makes it an embedding (Gather) */
 	AB_OP_PRODUCT = 1024,  /* a product of two activations is attention-like (MatMul, Einsum) */
 	AB_OP_GLOBAL = 2048,   /* pooling over the whole map (GlobalAveragePool ...) */
-	AB_OP_ARGMAX = 4096    /* routes gradients through the positions of maxima it keeps (max pooling) */
+	AB_OP_ARGMAX = 4096,   /* routes gradients through the positions of maxima it keeps (max pooling) */
+	AB_OP_EXPAND_GRAD = 8192 /* its input's gradient is its output's, expanded: a view, no buffer (ReduceSum) */
 };
 
 /* The output's dtype (ab_shape_unary, ab_shape_broadcast, ab_shape_reduce): the input's, bool, the `to`
  * attribute, input 1's, or int64 indices. */
 enum { AB_OUT_SAME, AB_OUT_BOOL, AB_OUT_CAST_TO, AB_OUT_LIKE_IN1, AB_OUT_INDEX /* int64 (ArgMax) */ };
 
-/* An activation's arithmetic class: what it costs beyond a ReLU per element is the runtime's measurement
- * (runtime_torch_cpu.c); the decomposed SiLU, GELU and Mish patterns get theirs from fusion. */
+/* An element-wise op's arithmetic class: what it costs beyond a ReLU per element is the runtime's
+ * measurement (runtime_torch_cpu.c); the decomposed SiLU, GELU and Mish patterns get theirs from fusion.
+ * A cumulative sum is not an activation but is priced the same way: its scan runs element by element. */
 typedef enum ab_act {
 	AB_ACT_NONE, AB_ACT_SIGMOID, AB_ACT_ELU, AB_ACT_TANH, AB_ACT_SOFTPLUS, AB_ACT_PRELU, AB_ACT_MISH, AB_ACT_GELU,
-	AB_ACT_SILU, AB_ACT_COUNT
+	AB_ACT_SILU, AB_ACT_CUMSUM, AB_ACT_COUNT
 } ab_act;
 
 /* ab_opdef.save_in values that depend on which operands require grad (autograd saves conditionally):
@@ -129,6 +131,8 @@ typedef struct ab_opdef {
 	unsigned state_in;                      /* bit i: a float initializer at input i is state (running
 	                                         * statistics, scales, pad values), not a trainable parameter */
 	int gates;                              /* recurrent cells: gates per step (LSTM 4, GRU 3, RNN 1) */
+	int bwd_out_copies;                     /* output-sized buffers its backward holds beside the gradients
+	                                         * (element-wise rule; CumSum's flipped and summed gradient) */
 } ab_opdef;
 
 extern const ab_opdef ab_ops[];
@@ -253,5 +257,8 @@ int ab_cost_resize(ab_ctx *c, ab_cost *k);
 int ab_cost_move(ab_ctx *c, ab_cost *k);
 /* ops.c: the element-wise cost rule driven by the table's per-element fields. */
 int ab_cost_table(ab_ctx *c, const ab_opdef *d, ab_cost *k);
+/* The transient bytes of a broadcasting product's (quotient's) backward (ops_elem.c): the gradient of an
+ * operand smaller than the output is made output-sized, then summed down. */
+int64_t ab_broadcast_product_workspace(const ab_ctx *c, int quotient);
 
 #endif

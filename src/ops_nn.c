@@ -393,6 +393,118 @@ int ab_shape_einsum(ab_ctx *c)
 	return ab_set_out(c, 0, ab_in(c, 0)->dtype, n, dims);
 }
 
+/* The labels of input k of an Einsum's equation (no spaces), or 0 when it has none. */
+static int einsum_labels(const char *eq, int k, char *out, int cap)
+{
+	int n = 0;
+	for (const char *p = eq; *p && *p != '-'; p++) {
+		if (*p == ',')
+			k--;
+		else if (k == 0 && *p != ' ' && n < cap)
+			out[n++] = *p;
+		if (k < 0)
+			break;
+	}
+	return n;
+}
+
+static int64_t label_dim(const char *lab, int n, const ab_shape *s, char ch)
+{
+	for (int i = 0; i < n && i < s->rank; i++)
+		if (lab[i] == ch)
+			return s->dims[i];
+	return 1;
+}
+
+/* Whether PyTorch's reshape of an operand (labels `lab`) permuted into the groups of axes `want` (split
+ * at the offsets `cut`) is a view: within each group, the operand's non-trivial axes must follow each
+ * other in its own order, so that they merge into one axis; groups themselves may sit in any order
+ * (bmm reads a transposed or batch-strided matrix as it is). */
+static int groups_merge(const char *lab, int n, const ab_shape *s, const char *want, const int *cut, int ngroups)
+{
+	for (int gi = 0; gi < ngroups; gi++) {
+		int prev = -1;
+		for (int j = cut[gi]; j < cut[gi + 1]; j++) {
+			int pos = -1;
+			for (int i = 0; i < n && i < s->rank; i++)
+				if (lab[i] == want[j] && s->dims[i] != 1)
+					pos = i;
+			if (pos < 0)
+				continue;
+			/* The next non-trivial axis after the previous one must be this one. */
+			if (prev >= 0) {
+				int next = prev + 1;
+				while (next < n && next < s->rank && s->dims[next] == 1)
+					next++;
+				if (next != pos)
+					return 0;
+			}
+			prev = pos;
+		}
+	}
+	return 1;
+}
+
+/* PyTorch 1.13 contracts two operands as one bmm (sumproduct_pair): the left operand permuted to
+ * [batch, left-only, summed] axes and reshaped to three, the right to [batch, summed, right-only], the
+ * output viewed from [batch, left-only, right-only] and permuted to the equation's order. A reshape
+ * that must merge axes not adjacent in the operand is a copy, and bmm keeps the copy for the other
+ * operand's gradient: an MoE's "bld,edh->bleh" copies the [E, D, H] expert weights to [D, E·H] (kept
+ * until backward); "bleh,ehd->bled" reads its [B, L, E, H] input as [E, BL, H] batch-strided, no copy
+ * (measured 2026-12-05 with the allocator tracker, B 1 and 4: counting a copy there put the simulation
+ * 16 % high). An output whose groups are not adjacent in the equation's order is likewise copied by
+ * the backward, its gradient reshaped to [batch, ·, ·]. */
+static void einsum_pair_copies(ab_ctx *c, const char *out, int n_out, ab_cost *k)
+{
+	const char *eq = ab_attr_str(c->n, "equation", "");
+	char la[ABACUS_MAX_RANK], lb[ABACUS_MAX_RANK], lw[2][3 * ABACUS_MAX_RANK], lo[3 * ABACUS_MAX_RANK];
+	int na = einsum_labels(eq, 0, la, ABACUS_MAX_RANK), nb = einsum_labels(eq, 1, lb, ABACUS_MAX_RANK);
+	const ab_shape *A = ab_in(c, 0), *B = ab_in(c, 1), *y = out0(c);
+	int nsum = 0;
+	char lro[ABACUS_MAX_RANK], lonly[ABACUS_MAX_RANK], ronly[ABACUS_MAX_RANK], sum[2 * ABACUS_MAX_RANK];
+	int nlro = 0, nlo = 0, nro = 0;
+	for (int i = 0; i < n_out; i++) {
+		int sl = label_dim(la, na, A, out[i]) > 1, sr = label_dim(lb, nb, B, out[i]) > 1;
+		if (sl && sr)
+			lro[nlro++] = out[i];
+		else if (sl)
+			lonly[nlo++] = out[i];
+		else if (sr)
+			ronly[nro++] = out[i];
+	}
+	for (int ch = 1; ch < 128; ch++) /* summed labels in label order, as einsum aligns them */
+		if (!memchr(out, ch, (size_t)n_out) && label_dim(la, na, A, (char)ch) > 1 && label_dim(lb, nb, B, (char)ch) > 1)
+			sum[nsum++] = (char)ch;
+	if (!nsum)
+		return;
+	memcpy(lw[0], lro, (size_t)nlro);
+	memcpy(lw[0] + nlro, lonly, (size_t)nlo);
+	memcpy(lw[0] + nlro + nlo, sum, (size_t)nsum);
+	memcpy(lw[1], lro, (size_t)nlro);
+	memcpy(lw[1] + nlro, sum, (size_t)nsum);
+	memcpy(lw[1] + nlro + nsum, ronly, (size_t)nro);
+	memcpy(lo, lro, (size_t)nlro);
+	memcpy(lo + nlro, lonly, (size_t)nlo);
+	memcpy(lo + nlro + nlo, ronly, (size_t)nro);
+	const int cuts[3][4] = { { 0, nlro, nlro + nlo, nlro + nlo + nsum }, { 0, nlro, nlro + nsum, nlro + nsum + nro },
+		                 { 0, nlro, nlro + nlo, nlro + nlo + nro } };
+	const ab_shape *ops[2] = { A, B };
+	const char *labs[2] = { la, lb };
+	int nlab[2] = { na, nb };
+	for (int i = 0; i < 2; i++) {
+		if (groups_merge(labs[i], nlab[i], ops[i], lw[i], cuts[i], 3))
+			continue;
+		int64_t b = bytes_of(ops[i]);
+		k->in_mask &= ~(1u << i);
+		if (ab_in_rg(c, 1 - i))
+			ab_sat_add(&k->extra_bytes, b); /* kept for the other operand's gradient */
+		else
+			ab_sat_add(&k->fwd_workspace, b);
+	}
+	if (!groups_merge(out, n_out, y, lo, cuts[2], 3))
+		k->bwd_workspace = bytes_of(y);
+}
+
 int ab_cost_einsum(ab_ctx *c, ab_cost *k)
 {
 	int64_t ld[128], prod = 1;
@@ -410,6 +522,12 @@ int ab_cost_einsum(ab_ctx *c, ab_cost *k)
 		if (ab_in_rg(c, i))
 			k->bwd += f;
 	k->in_mask = (1u << (c->n->n_in < 16 ? c->n->n_in : 16)) - 1;
+	/* Nothing summed ("blhd,blhe->blhde"): PyTorch's einsum multiplies the broadcast operands, and its
+	 * backward is a broadcasting product's (ab_broadcast_product_workspace). */
+	if (prod == out0(c)->numel)
+		k->bwd_workspace = ab_broadcast_product_workspace(c, 0);
+	else if (c->n->n_in == 2)
+		einsum_pair_copies(c, letters, n, k);
 	io_bytes(c, k);
 	return 0;
 }

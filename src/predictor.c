@@ -4,7 +4,7 @@
  *
  * Bundle format (text, one record per line, floats as C99 hexadecimal so they round-trip exactly):
  *
- *   abacus-predictor 16      (14 and 15 are read too: see below)
+ *   abacus-predictor 17      (14 to 16 are read too: see below)
  *   schema <features> <fnv64 of the feature names>
  *   features <features>   then one line per feature column, in order: "f <name>" (the last is "threads")
  *   terms <K> <name_1> ... <name_K>   the analytic time terms, in order (model.h ab_term_names)
@@ -15,18 +15,23 @@
  *                              order of the terms line)
  *   rows <training rows>  digest <fnv64 of the training rows>
  *   intervals <time q05> <time q95> <memory q05> <memory q95>      (log residuals)
+ *   (version 17:) hw_intervals <n> <q05> <q95> ...   each hardware id's time quantiles, in the hw order
  *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
  *       <feature> <threshold> <yes> <no> <missing> <leaf value>        (feature -1: a leaf)
  *   ensemble memory ...
+ *   (version 17:) novelty <dims> <graphs> <mem_tau> <widen_t> <widen_m>   (novelty.c), then per training
+ *                         graph its composition, the non-zero entries only:  r <j>:<value> ...
  *   (version 15 and later, when trained with machine profiles:)
  *   profile <rows> <machines> <id_1> ... <id_n>   the profile-mode time model (model.h), trained on the
  *                                                rows of the machines that have a profile
  *   base <K> <c_1> ... <c_K>   seconds per unit of each term per second of its measured profile rate
- *   profile_intervals <time q05> <time q95>     from leave-one-machine-out residuals
+ *   profile_intervals <time q05> <time q95> <widen_t>   from leave-one-machine-out residuals (widen_t:
+ *                                                      version 17)
  *   ensemble profile_time ...
  *   end
  *
  * A bundle of another version or feature schema is refused with a message that says to retrain. Versions
+ * 14 to 16 have no novelty section: they predict as they did (distance 0, no fading, no widening). Versions
  * 14 and 15 have no names: their terms are the seventeen of v15_terms, and a bundle whose feature or term
  * names differ from this code's is refused naming the first difference, never read into the wrong columns.
  */
@@ -41,7 +46,7 @@
 #include "model.h"
 #include "runtime.h"
 
-#define BUNDLE_VERSION 16 /* 16: feature and term names; 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
+#define BUNDLE_VERSION 17 /* 17: the training graphs' compositions, the memory correction's fade and the intervals' widening with the distance from them (novelty.c); 16: feature and term names; 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
                          * convolutions apart); 6: twelve (recurrent steps and
                          * bytes); 5: ten (weight bytes, optimizer state apart); 4: eight; 3: one set of seven;
                          * 2: six; 1: four */
@@ -228,12 +233,22 @@ static int resolve_hw(const abacus_predictor *p, const abacus_analysis *a, const
 {
 	const ab_runtime *rt = a->rt, *def = ab_runtime_find(NULL);
 	size_t plen = strlen(rt->name);
-	char key[96];
+	char key[224];
+	if (hw && rt != def && !strncmp(hw, rt->name, plen) && hw[plen] == '/') {
+		int h = hw_index(p, hw); /* already a key of this runtime: a prediction's out->hw, given back */
+		if (h >= 0)
+			return h;
+	}
 	if (hw) {
 		ab_hw_key(key, sizeof key, rt, hw);
 		int h = hw_index(p, key);
 		if (h >= 0)
 			return h;
+		/* A bare id ("cpu1") that only machines' rows have ("cpu1@<machine>", model.c row_hw_key): the first. */
+		size_t kl = strlen(key);
+		for (h = 0; !strchr(hw, '@') && h < p->n_hw; h++)
+			if (!strncmp(p->hw_ids[h], key, kl) && p->hw_ids[h][kl] == '@')
+				return h;
 	} else {
 		for (int h = 0; h < p->n_hw; h++) {
 			const char *id = p->hw_ids[h];
@@ -241,14 +256,15 @@ static int resolve_hw(const abacus_predictor *p, const abacus_analysis *a, const
 				return h;
 		}
 	}
-	char known[256] = "";
+	char known[1024] = "";
 	for (int i = 0; i < p->n_hw; i++)
 		snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", p->hw_ids[i]);
 	if (hw)
 		return ab_err(err, ABACUS_EINVAL, hw, "unknown hardware id '%s' for runtime %s (this predictor knows: %s)", hw,
 		              rt->name, known);
 	return ab_err(err, ABACUS_EINVAL, rt->name, "this predictor has no rows of runtime %s (it knows: %s); retrain it "
-	              "with that runtime's rows (data/%s/dataset.csv)", rt->name, known, rt->name);
+	              "with that runtime's rows (data/%s/dataset.csv); 'abacus inspect GRAPH --runtime %s' gives its analytic "
+	              "memory simulation meanwhile", rt->name, known, rt->name, rt->name);
 }
 
 size_t abacus_predictor_n_hw(const abacus_predictor *p)
@@ -282,18 +298,24 @@ static int vector_and_terms(double *x, size_t cap, double terms[AB_TIME_TERMS], 
 
 /* Time from the analytic base `tb` and `tm`'s correction and interval; memory from the per-hardware-id
  * model's (memory does not depend on the machine). */
-static void fill_prediction(abacus_prediction *out, const abacus_predictor *p, const ab_model *tm, const double *x,
-                            double tb, const abacus_analysis *a)
+static void fill_prediction(abacus_prediction *out, const abacus_predictor *p, const ab_model *tm, const double *q_time,
+                            const double *x, double tb, const abacus_analysis *a)
 {
 	double peak = (double)abacus_analysis_memory(a)->peak;
-	double ft = ab_ensemble_predict(&tm->time, x, p->d), fm = ab_ensemble_predict(&p->m.mem, x, p->d);
+	/* The distance from the training graphs (novelty.c), to the per-hardware-id model's: the profile-mode
+	 * model's rows are a subset of them, and its widening was fitted on distances of the same kind. */
+	double nov = ab_novelty_distance(&p->m.nov, x);
+	double st = 1 + tm->nov.widen_t * nov, sm = 1 + p->m.nov.widen_m * nov;
+	double ft = ab_ensemble_predict(&tm->time, x, p->d);
+	double fm = ab_novelty_mem_weight(&p->m.nov, nov) * ab_ensemble_predict(&p->m.mem, x, p->d);
 	out->time_s = tb * exp(ft);
-	out->time_lo_s = tb * exp(ft + tm->q_time[0]);
-	out->time_hi_s = tb * exp(ft + tm->q_time[1]);
+	out->time_lo_s = tb * exp(ft + q_time[0] * st);
+	out->time_hi_s = tb * exp(ft + q_time[1] * st);
 	out->memory_bytes = (int64_t)llround(peak * exp(fm));
-	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0]));
-	out->memory_hi_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[1]));
+	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0] * sm));
+	out->memory_hi_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[1] * sm));
 	out->time_analytic_s = tb;
+	out->novelty = nov;
 }
 
 int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a, const char *hw,
@@ -308,7 +330,7 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 	if (rc)
 		return rc;
 	double calib = ab_model_calib(&p->m, h, calib_s);
-	fill_prediction(out, p, &p->m, x, ab_time_base(&p->m, h, terms, calib), a);
+	fill_prediction(out, p, &p->m, p->m.q_time_hw[h], x, ab_time_base(&p->m, h, terms, calib), a);
 	out->hw = p->hw_ids[h];
 	out->calib_s = calib;
 	return 0;
@@ -333,7 +355,7 @@ int abacus_predict_machine(abacus_prediction *out, const abacus_predictor *p, co
 	double ref = machine->rate[AB_RATE_REFERENCE];
 	double tb = ab_time_base_profile(&p->pm, terms, machine->rate, calib_s > 0 && ref > 0 ? calib_s / ref : 1) *
 	            machine->adapt;
-	fill_prediction(out, p, &p->pm, x, tb, a);
+	fill_prediction(out, p, &p->pm, p->pm.q_time, x, tb, a);
 	out->hw = machine->id;
 	out->calib_s = calib_s > 0 ? calib_s : ref;
 	return 0;
@@ -384,6 +406,18 @@ static void put_ensemble(ab_buf *b, const char *name, const ab_ensemble *e)
 	}
 }
 
+static void put_novelty(ab_buf *b, const ab_novelty *nv)
+{
+	ab_buf_printf(b, "novelty %d %zu %a %a %a\n", AB_COMP_DIM, nv->n_ref, nv->mem_tau, nv->widen_t, nv->widen_m);
+	for (size_t i = 0; i < nv->n_ref; i++) {
+		ab_buf_printf(b, "r");
+		for (int j = 0; j < AB_COMP_DIM; j++)
+			if (nv->ref[i * AB_COMP_DIM + j] != 0)
+				ab_buf_printf(b, " %d:%a", j, nv->ref[i * AB_COMP_DIM + j]);
+		ab_buf_printf(b, "\n");
+	}
+}
+
 /* "base K c_1 ... c_K": K must be AB_TIME_TERMS, every c finite and ≥ 0, not all 0. */
 static int parse_base(const char *s, double coef[AB_TIME_TERMS])
 {
@@ -431,8 +465,13 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 	}
 	ab_buf_printf(&b, "rows %zu\ndigest %016llx\nintervals %a %a %a %a\n", p->rows,
 	              (unsigned long long)p->digest, p->m.q_time[0], p->m.q_time[1], p->m.q_mem[0], p->m.q_mem[1]);
+	ab_buf_printf(&b, "hw_intervals %d", p->n_hw);
+	for (int h = 0; h < p->n_hw; h++)
+		ab_buf_printf(&b, " %a %a", p->m.q_time_hw[h][0], p->m.q_time_hw[h][1]);
+	ab_buf_printf(&b, "\n");
 	put_ensemble(&b, "time", &p->m.time);
 	put_ensemble(&b, "memory", &p->m.mem);
+	put_novelty(&b, &p->m.nov);
 	if (p->has_profile) {
 		ab_buf_printf(&b, "profile %zu %d", p->profile_rows, p->n_profile_ids);
 		for (int i = 0; i < p->n_profile_ids; i++)
@@ -440,7 +479,7 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 		ab_buf_printf(&b, "\nbase %d", AB_TIME_TERMS);
 		for (int i = 0; i < AB_TIME_TERMS; i++)
 			ab_buf_printf(&b, " %a", p->pm.coef[0][i]);
-		ab_buf_printf(&b, "\nprofile_intervals %a %a\n", p->pm.q_time[0], p->pm.q_time[1]);
+		ab_buf_printf(&b, "\nprofile_intervals %a %a %a\n", p->pm.q_time[0], p->pm.q_time[1], p->pm.nov.widen_t);
 		put_ensemble(&b, "profile_time", &p->pm.time);
 	}
 	ab_buf_printf(&b, "end\n");
@@ -634,9 +673,64 @@ static int check_names(reader *r, int d, abacus_error *err)
 	return check_terms(names, k, err);
 }
 
+/* "hw_intervals <n> <q05> <q95> ..." (version 17): each hardware id's time quantiles, in the order of the
+ * hw lines; older bundles give every id the quantiles of all rows. */
+static int get_hw_intervals(reader *r, abacus_predictor *p, int version, abacus_error *err)
+{
+	for (int h = 0; h < p->n_hw; h++)
+		memcpy(p->m.q_time_hw[h], p->m.q_time, sizeof p->m.q_time);
+	if (version < 17)
+		return 0;
+	int n, used;
+	if (next_line(r) || sscanf(r->buf, "hw_intervals %d%n", &n, &used) != 1 || n != p->n_hw)
+		return bad(r, err, "expected 'hw_intervals <count>' with one pair per hardware id");
+	const char *s = r->buf + used;
+	for (int h = 0; h < n; h++)
+		for (int k = 0; k < 2; k++)
+			if (field_double(&s, &p->m.q_time_hw[h][k]) || !isfinite(p->m.q_time_hw[h][k]))
+				return bad(r, err, "the 'hw_intervals' line has fewer quantiles than hardware ids");
+	while (*s == ' ' || *s == '\t' || *s == '\r')
+		s++;
+	return *s ? bad(r, err, "the 'hw_intervals' line has more quantiles than hardware ids") : 0;
+}
+
+/* "novelty <dims> <n> <mem_tau> <widen_t> <widen_m>" and its n "r <j>:<value> ..." lines (version 17). */
+static int get_novelty(reader *r, ab_novelty *nv, abacus_error *err)
+{
+	int dims, used;
+	size_t n;
+	if (next_line(r) || sscanf(r->buf, "novelty %d %zu %la %la %la", &dims, &n, &nv->mem_tau, &nv->widen_t,
+	                           &nv->widen_m) != 5 || dims != AB_COMP_DIM || n > 10000000 || !(nv->mem_tau >= 0) ||
+	    !(nv->widen_t >= 0) || !(nv->widen_m >= 0) || !isfinite(nv->mem_tau) || !isfinite(nv->widen_t) ||
+	    !isfinite(nv->widen_m))
+		return bad(r, err, "expected 'novelty <dims> <graphs> <tau> <widen> <widen>' with this abacus' dims");
+	for (size_t i = 0; i < n; i++) {
+		double c[AB_COMP_DIM] = { 0 };
+		if (next_line(r) || r->buf[0] != 'r')
+			return bad(r, err, "expected a composition line 'r <j>:<value> ...'");
+		const char *s = r->buf + 1;
+		int j;
+		double v;
+		while (sscanf(s, " %d:%la%n", &j, &v, &used) == 2) {
+			if (j < 0 || j >= AB_COMP_DIM || !isfinite(v))
+				return bad(r, err, "a composition entry out of range");
+			c[j] = v;
+			s += used;
+		}
+		while (*s == ' ' || *s == '\t' || *s == '\r')
+			s++;
+		if (*s)
+			return bad(r, err, "expected a composition line 'r <j>:<value> ...'");
+		int rc = ab_novelty_add(nv, c, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* The optional profile-mode section (version 15 and later): "profile <rows> <n> <ids>", its base,
  * intervals and time ensemble; r->buf holds the "profile" line. */
-static int get_profile_section(reader *r, abacus_predictor *p, abacus_error *err)
+static int get_profile_section(reader *r, abacus_predictor *p, int version, abacus_error *err)
 {
 	int rc;
 	const char *s = r->buf + 8;
@@ -655,9 +749,13 @@ static int get_profile_section(reader *r, abacus_predictor *p, abacus_error *err
 	}
 	if (next_line(r) || parse_base(r->buf, p->pm.coef[0]))
 		return bad(r, err, "expected the profile model's 'base <K> <c_1> ... <c_K>'");
-	if (next_line(r) || sscanf(r->buf, "profile_intervals %la %la", &p->pm.q_time[0], &p->pm.q_time[1]) != 2 ||
-	    !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1]))
-		return bad(r, err, "expected 'profile_intervals <q05> <q95>'");
+	int want = version >= 17 ? 3 : 2;
+	if (next_line(r) ||
+	    sscanf(r->buf, "profile_intervals %la %la %la", &p->pm.q_time[0], &p->pm.q_time[1], &p->pm.nov.widen_t) < want ||
+	    !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1]) || !(p->pm.nov.widen_t >= 0) ||
+	    !isfinite(p->pm.nov.widen_t))
+		return bad(r, err, version >= 17 ? "expected 'profile_intervals <q05> <q95> <widen>'" :
+		                                   "expected 'profile_intervals <q05> <q95>'");
 	if ((rc = get_ensemble(r, "profile_time", &p->pm.time, p->d, err)))
 		return rc;
 	p->pm.profile = 1;
@@ -679,7 +777,7 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		rc = ab_err(err, ABACUS_EPARSE, "", "not an abacus predictor bundle (no 'abacus-predictor' header)");
 		goto out;
 	}
-	if (version != BUNDLE_VERSION && version != 15 && version != 14) { /* 14 is 15 without the profile section */
+	if (version < 14 || version > BUNDLE_VERSION) { /* 14 is 15 without the profile section */
 		rc = ab_err(err, ABACUS_EUNSUPPORTED, "",
 		            "predictor bundle version %d; this abacus reads version %d: retrain it with 'abacus train'", version,
 		            BUNDLE_VERSION);
@@ -711,9 +809,9 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		goto out;
 	}
 	for (int h = 0; h < n_hw; h++) {
-		char id[64];
+		char id[224];
 		if (next_line(&r) ||
-		    sscanf(r.buf, "hw_id %63s %d %la %d", id, &p->hw_threads[h], &p->m.calib[h], &p->m.use_calib[h]) != 4 ||
+		    sscanf(r.buf, "hw_id %223s %d %la %d", id, &p->hw_threads[h], &p->m.calib[h], &p->m.use_calib[h]) != 4 ||
 		    !(p->m.calib[h] > 0) || (p->m.use_calib[h] != 0 && p->m.use_calib[h] != 1)) {
 			rc = bad(&r, err, "expected 'hw_id <id> <threads> <calib> <uses speed index: 0|1>'");
 			goto out;
@@ -739,14 +837,18 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 	}
 	p->digest = digest;
 	p->m.has_intervals = 1;
+	if ((rc = get_hw_intervals(&r, p, version, err)))
+		goto out;
 	if ((rc = get_ensemble(&r, "time", &p->m.time, p->d, err)) || (rc = get_ensemble(&r, "memory", &p->m.mem, p->d, err)))
+		goto out;
+	if (version >= 17 && (rc = get_novelty(&r, &p->m.nov, err)))
 		goto out;
 	if (next_line(&r)) {
 		rc = bad(&r, err, "expected 'end'");
 		goto out;
 	}
 	if (version >= 15 && !strncmp(r.buf, "profile ", 8)) {
-		if ((rc = get_profile_section(&r, p, err)))
+		if ((rc = get_profile_section(&r, p, version, err)))
 			goto out;
 		if (next_line(&r)) {
 			rc = bad(&r, err, "expected 'end'");

@@ -11,6 +11,7 @@
 static const ab_runtime *const runtimes[] = {
 	&ab_runtime_torch_1_13_cpu,
 	&ab_runtime_torch_2_15_cpu,
+	&ab_runtime_tf_2_21_cpu,
 };
 #define N_RUNTIMES (sizeof runtimes / sizeof runtimes[0])
 

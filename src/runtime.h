@@ -37,6 +37,7 @@ typedef struct ab_step_memory {
 	int mse_forward_buffers;   /* MSE's forward: output-sized transient buffers */
 	int mse_keeps_error;       /* MSE's loss keeps its unreduced error alive until the step returns (1/0) */
 	int adam_temporaries;      /* Adam's step: temporaries the size of the largest parameter */
+	int sgd_temporaries;       /* SGD with momentum's step: the same (PyTorch's updates in place: 0) */
 } ab_step_memory;
 
 /* A recurrent layer run step by step (ops_nn.c ab_cost_rnn), one layer and direction per step: what a step
@@ -69,6 +70,13 @@ typedef struct ab_runtime {
 	double (*dispatch_us)(const abacus_analysis *a, size_t i);
 	/* Forward + backward arithmetic per output element beyond a ReLU's, ns of one thread, per class. */
 	double act_ns[AB_ACT_COUNT];
+	/* What its backward keeps of a layer where that is not what the op table says (the table's rules are
+	 * PyTorch's autograd): adjusts k->in_mask, k->out_mask and k->extra_bytes after the op's cost rule. NULL:
+	 * the table's. */
+	void (*saved)(const ab_ctx *c, const ab_opdef *def, ab_cost *k);
+	/* Which inputs' gradients its backward writes into the output's gradient buffer (memory.c): a bit per
+	 * input, for an op of the table (def) or an unknown one (NULL). NULL: the table's grad_pass. */
+	unsigned (*grad_pass)(const ab_opdef *def);
 	/* Marks the members of operators the exporter decomposed but the runtime runs as one kernel
 	 * AB_LAYER_FUSED (analysis.h). */
 	void (*mark_fused)(abacus_analysis *a);
@@ -86,6 +94,9 @@ extern const ab_runtime ab_runtime_torch_1_13_cpu;
 /* runtime_torch2_cpu.c: PyTorch 2.15.0 on a CPU (PyPI's wheel: oneDNN, MKL), which shares 1.13's rules until
  * its rows say otherwise. */
 extern const ab_runtime ab_runtime_torch_2_15_cpu;
+/* runtime_tf_cpu.c: TensorFlow 2.21.0 on a CPU (tensorflow-cpu, Keras 3, oneDNN), on collector/tf_export.py's
+ * graphs: its measured memory rules; its time terms PyTorch's form until its rows fit them. */
+extern const ab_runtime ab_runtime_tf_2_21_cpu;
 /* PyTorch's rules on a CPU (runtime_torch_cpu.c says where each number comes from), for the runtime files of
  * the PyTorch versions that share them: kernel choice, fixed costs, time terms, a layer's part of the time. */
 void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k);
@@ -101,7 +112,8 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 	  .saved_per_h = 30, .plain_saved_per_gate = 4, .bwd_accum_r = 3.0, .bwd_accum_r_two_dirs = 4.0 }
 #define AB_TORCH_ARITH_NS                                                                                 \
 	{ [AB_ACT_SIGMOID] = 0.35, [AB_ACT_ELU] = 0.9, [AB_ACT_TANH] = 2.1, [AB_ACT_SOFTPLUS] = 2.65,         \
-	  [AB_ACT_PRELU] = 5.3, [AB_ACT_MISH] = 14.3, [AB_ACT_GELU] = 0.9, [AB_ACT_SILU] = 0.8 }
+	  [AB_ACT_PRELU] = 5.3, [AB_ACT_MISH] = 14.3, [AB_ACT_GELU] = 0.9, [AB_ACT_SILU] = 0.8,                \
+	  [AB_ACT_CUMSUM] = 14 }
 /* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
  * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
  * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes and

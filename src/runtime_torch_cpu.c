@@ -92,6 +92,47 @@ static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 		k->bwd_workspace = (int64_t)weights;
 }
 
+/* PyTorch's own path (taken whatever the threads: a batch-1 convolution on a small input, every transposed
+ * one) unfolds its input into columns, [C_in·kernel, output positions] per sample, for the whole batch at
+ * once, in its forward and again in its backward (one buffer at a time); a transposed convolution folds
+ * [C_out·kernel, input positions] columns one sample at a time. A 1×1 unstrided convolution reads its
+ * input as it is. Measured 2026-12-05 with the allocator tracker: three 3×3 convolutions of 16 channels
+ * on 32×32 and 34×34 maps at batch 1 peaked 0.95x a 16·9 × 1024 (1156) column buffer above the
+ * simulation without it, 60 % of their peak; at batch 2 (oneDNN) nothing was missing. */
+static void slow_columns(const ab_conv_desc *cv, ab_cost *k)
+{
+	const ab_shape *x = cv->x, *wt = cv->w, *y = cv->y;
+	int both = AB_SLOW_ONE_THREAD | AB_SLOW_THREADS;
+	if (!(k->slow_path & AB_SLOW_ONE_THREAD) || x->rank < 3 || y->rank < 3 || wt->rank < 3 || !x->dims[0] || !y->dims[0] ||
+	    !x->dims[1] || !y->dims[1])
+		return;
+	int needs = cv->transpose;
+	for (int i = 0; i < cv->nsp; i++)
+		needs |= cv->k[i] != 1 || cv->s[i] != 1;
+	if (!needs) {
+		/* A 1×1 one (batch under 16, one thread) makes its input's gradient one sample at a time
+		 * through a buffer of its own: an upsampled or pooled [32, 64, 64] map and an upsampled
+		 * [16, 96, 96] one read by a 1×1 convolution, batch 2 and 8, were one sample of the input
+		 * (0.52, 0.59 MB) short at both. */
+		if (cv->x_grad && 4 * (x->numel / x->dims[0]) > k->bwd_workspace)
+			k->bwd_workspace = 4 * (x->numel / x->dims[0]);
+		return;
+	}
+	if ((k->slow_path & both) != both)
+		return;
+	double cols = cv->transpose ? (double)wt->dims[1] * (double)cv->group * (double)cv->ksz *
+	                                  (double)(x->numel / (x->dims[0] * x->dims[1]))
+	                            : (double)x->dims[0] * (double)wt->dims[1] * (double)cv->ksz *
+	                                  (double)(y->numel / (y->dims[0] * y->dims[1]));
+	double b = 4 * cols;
+	if (b >= AB_I64_DOUBLE_MAX)
+		return;
+	if ((int64_t)b > k->fwd_workspace)
+		k->fwd_workspace = (int64_t)b;
+	if ((cv->x_grad || cv->w_grad) && (int64_t)b > k->bwd_workspace)
+		k->bwd_workspace = (int64_t)b;
+}
+
 /* Which CPU kernel PyTorch 1.13 runs (ConvParams::use_mkldnn, checked with torch._C._select_conv_backend):
  * oneDNN when (strided or dilated or batch >= 16 or not 1×1 or threads > 1) and (groups > 1 or both
  * kernel dims > 3 or batch > 1 or the input has more than 20,480 elements); otherwise, and for every
@@ -129,6 +170,7 @@ void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 	if (group == 1 && nsp >= 1 && nsp <= 2)
 		dense_path(cv, k);
 	backward_workspace(cv, k);
+	slow_columns(cv, k);
 }
 
 /* ---- fixed costs and arithmetic ---- */
@@ -180,7 +222,13 @@ double ab_torch_dispatch_us(const abacus_analysis *a, size_t i)
  * bytes); sigmoid 0.79-0.92, ELU and SELU 1.35-1.46, tanh 2.49-2.73, softplus 3.10-3.23, PReLU 5.68-5.91
  * (its weight's gradient is a reduction). The decomposed SiLU, GELU and Mish (fusion) are priced as one kernel by the same table: SiLU 1.26-1.32
  * ns, GELU 1.24-1.56, Mish 14.8-14.9. A
- * csp_mish (Conv-BN-Mish) left out of training came out 46 % fast without this: Mish costs 30 ReLUs. */
+ * csp_mish (Conv-BN-Mish) left out of training came out 46 % fast without this: Mish costs 30 ReLUs.
+ * CumSum (forward, and backward's reversed cumsum), measured 2026-12-05 the same way (one thread, median of
+ * 12 runs, less a ReLU's on the same tensor): along a dimension that is not the innermost 13.8 ns
+ * ([8, 512, 256] along 512), 15.8 ([1, 256, 64, 64] along 256), 20.9 ([4, 128, 4, 32, 32] along 128, the
+ * running key-value state of causal linear attention); along the innermost 6.3 ([8, 256, 512]): 14 ns, the
+ * sequence-axis scans of the networks that use it. Priced as memory traffic alone, an outside-the-zoo
+ * linear-attention LM came out 46-55 % fast. */
 
 /* (The table itself is AB_TORCH_ARITH_NS in runtime.h: PyTorch 2 on a CPU starts from it.) */
 

@@ -10,6 +10,7 @@
  *   SiLU       Sigmoid(x) → Mul(x, ·)                                              (2 nodes, 1 kernel)
  *   Mish       Softplus(x) → Tanh → Mul(x, ·)                                      (3 nodes, 1 kernel)
  *   GroupNorm  Reshape(x) → InstanceNormalization → Reshape → [Mul(·, γ) → Add(·, β)]   (1 kernel)
+ *   GLU        Split(x) → (a, b); Sigmoid(b) → Mul(a, ·)                           (2 nodes, 1 kernel)
  *
  * Priced node by node, a transformer block pays nine dispatches and nine passes over its activations for
  * each LayerNorm. Here every member of a recognised pattern but its last node is marked AB_LAYER_FUSED:
@@ -185,6 +186,29 @@ static int silu(abacus_analysis *a, int mul)
 	return 1;
 }
 
+/* Mul(a, Sigmoid(b)) with a and b the two halves of one Split: F.glu, one kernel that keeps its input and
+ * whose backward writes the input's gradient directly (measured 2026-12-05 with the allocator tracker:
+ * Linear 128 -> 1024, glu, Linear 512 -> 16 on [4, 256, ·]: node by node the simulation kept the sigmoid's
+ * output and made its gradient, 2x the GLU's output, +20 % over the measured peak; fused, -0.1 %).
+ * Returns 1 when `mul` ends one. */
+static int glu(abacus_analysis *a, int mul)
+{
+	int half = -1;
+	int sig = first_input_of(a, mul, "Sigmoid", &half);
+	if (sig < 0 || half < 0 || !private_out(a, sig))
+		return 0;
+	int split = producer(a, half, "Split");
+	if (split < 0 || producer(a, nd(a, sig)->in[0], "Split") != split || half == nd(a, sig)->in[0] ||
+	    nd(a, split)->n_out != 2 || nd(a, split)->n_in < 1)
+		return 0;
+	a->fused_save[a->node_layer[sig]] = nd(a, split)->in[0];
+	a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
+	/* The kernel still computes the sigmoid, over as many elements as its output has. */
+	a->costs[a->node_layer[mul]].arith_ns = a->rt->act_ns[AB_ACT_SIGMOID];
+	fuse(a, sig);
+	return 1;
+}
+
 /* Add(MatMul(x, W), b) with b a 1-D weight: the exporter's spelling of a Linear on a 3-D or 4-D input,
  * which PyTorch runs as the product and then `output.add_(bias)` in place, one cheap pass with no tensor
  * of its own. Priced at the element-wise byte rate (fitted mostly on BatchNorm and ReLU passes), the
@@ -223,7 +247,7 @@ void ab_torch_mark_fused(abacus_analysis *a)
 			a->layer_view[l] = AB_LAYER_NORM_END;
 			a->fused_save[l] = g->nodes[node].in[0];
 		} else if (!strcmp(op, "Mul")) {
-			if (gelu(a, node) || silu(a, node) || mish(a, node))
+			if (gelu(a, node) || silu(a, node) || mish(a, node) || glu(a, node))
 				continue;
 		} else if (!strcmp(op, "Add")) {
 			bias_epilogue(a, node);

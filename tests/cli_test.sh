@@ -30,11 +30,12 @@ head -c 1000 "$G" > /tmp/abacus_trunc.$$.onnx
 expect_rc "truncated graph fails cleanly" 1 $A inspect /tmp/abacus_trunc.$$.onnx
 grep -q "^abacus: " /tmp/abacus_cli_err.$$ && ok "truncated graph error format" || bad "truncated graph error format"
 expect_rc "inspect --runtime torch-1.13.1" 0 $A inspect "$G" --runtime torch-1.13.1
-expect_rc "inspect unknown --runtime" 2 $A inspect "$G" --runtime tf-2.21.0
-grep -q "unknown runtime 'tf-2.21.0': this abacus prices torch-1.13.1, torch-2.15.0" /tmp/abacus_cli_err.$$ && ok "unknown runtime error lists the runtimes" || bad "unknown runtime error lists the runtimes"
+expect_rc "inspect unknown --runtime" 2 $A inspect "$G" --runtime jax-0.4.30
+grep -q "unknown runtime 'jax-0.4.30': this abacus prices torch-1.13.1, torch-2.15.0, tf-2.21.0" /tmp/abacus_cli_err.$$ && ok "unknown runtime error lists the runtimes" || bad "unknown runtime error lists the runtimes"
+expect_rc "inspect --runtime tf-2.21.0" 0 $A inspect "$G" --runtime tf-2.21.0
+expect_rc "predict --runtime tf-2.21.0 without its rows" 1 $A predict "$G" --runtime tf-2.21.0
+grep -q "no rows of runtime tf-2.21.0.*abacus inspect GRAPH --runtime tf-2.21.0" /tmp/abacus_cli_err.$$ && ok "tf runtime without rows points to inspect" || bad "tf runtime without rows points to inspect"
 expect_rc "inspect --runtime torch-2.15.0" 0 $A inspect "$G" --runtime torch-2.15.0
-expect_rc "predict for a runtime the bundle has no rows of" 1 $A predict "$G" --runtime torch-2.15.0
-grep -q "no rows of runtime torch-2.15.0 (it knows: cpu1, cpu2)" /tmp/abacus_cli_err.$$ && ok "runtime without rows is refused" || bad "runtime without rows is refused"
 expect_rc "inspect table" 0 $A inspect "$G" --batch 4
 grep -q "^totals: 11689512 parameters" /tmp/abacus_cli_out.$$ && ok "table totals" || bad "table totals"
 expect_rc "inspect json" 0 $A inspect "$G" --batch 4 --optimizer adam --format json
@@ -72,6 +73,8 @@ M=/tmp/abacus_cli_model.$$
 expect_rc "train" 0 $A train tests/data/small.csv --out "$M" --rounds 30
 golden "plan json" tests/golden/plan.json $A plan tests/data/graphs/resnet18-64.onnx --mem 300MiB --model "$M" --format json --samples 1000
 golden "plan table" tests/golden/plan.txt $A plan tests/data/graphs/resnet18-64.onnx --mem 300MiB --model "$M" --samples 1000
+expect_rc "predict for a runtime the bundle has no rows of" 1 $A predict "$G" --runtime torch-2.15.0 --model "$M"
+grep -q "no rows of runtime torch-2.15.0 (it knows: cpu1)" /tmp/abacus_cli_err.$$ && ok "runtime without rows is refused" || bad "runtime without rows is refused"
 golden "predict table" tests/golden/predict.txt $A predict tests/data/graphs/mlp-32.onnx --batch 4 --model "$M"
 expect_rc "train without --out" 2 $A train tests/data/small.csv
 expect_rc "train bad rounds" 2 $A train tests/data/small.csv --out "$M" --rounds 0
@@ -158,6 +161,15 @@ expect_rc "adapt without --machine" 2 $A adapt tests/data/three_machines.csv
 expect_rc "calibrate unknown --isa-cap" 2 $A calibrate --isa-cap sse9 --out /tmp/abacus_cli_cap.$$.machine
 expect_rc "profile unknown --isa-cap" 2 $A profile --isa-cap sse9 --out /tmp/abacus_cli_cap.$$.csv
 grep -q "isa-cap must be none, sse41 or avx2" /tmp/abacus_cli_err.$$ && ok "unknown --isa-cap names the known caps" || bad "unknown --isa-cap names the known caps"
+# profile --runtime: the runtimes it measures, and a clear error when a runtime's virtual environment is missing.
+expect_rc "profile unknown --runtime" 2 $A profile --runtime tf-0.1 --out /tmp/abacus_cli_rt.$$.csv
+grep -q "unknown runtime 'tf-0.1': abacus profile measures torch-1.13.1, torch-2.15.0, tf-2.21.0" /tmp/abacus_cli_err.$$ && ok "unknown --runtime lists the runtimes" || bad "unknown --runtime lists the runtimes"
+$A profile --help 2>&1 | grep -q -- "--runtime NAME" && ok "profile --help shows --runtime" || bad "profile --help shows --runtime"
+mkdir -p /tmp/abacus_cli_rt.$$/collector && : >/tmp/abacus_cli_rt.$$/collector/tf_worker.py && : >/tmp/abacus_cli_rt.$$/tracker.so
+# (a tracker file given, so that the sanitizer build, which has none, reaches the runtime check too)
+expect_rc "profile --runtime without its environment" 1 $A profile --runtime tf-2.21.0 --worker /tmp/abacus_cli_rt.$$/collector/tf_worker.py --tracker /tmp/abacus_cli_rt.$$/tracker.so --out /tmp/abacus_cli_rt.$$.csv
+grep -q "runtime tf-2.21.0 is not installed.*scripts/setup.sh" /tmp/abacus_cli_err.$$ && ok "a missing runtime names scripts/setup.sh" || bad "a missing runtime names scripts/setup.sh"
+rm -rf /tmp/abacus_cli_rt.$$ /tmp/abacus_cli_rt.$$.csv
 rm -f $PB /tmp/abacus_cli_mb.$$.machine
 expect_rc "eval cross-hw needs two hw" 1 $A eval tests/data/small.csv --protocol cross-hw
 expect_rc "eval bad protocol" 2 $A eval tests/data/small.csv --protocol sideways
@@ -242,6 +254,7 @@ if [ -f data/predictor.abacus ]; then
 	expect_rc "predict with the bundled predictor" 0 env -u ABACUS_MODEL $A predict tests/data/graphs/resnet18-64.onnx --batch 8 --format json
 	python3 -c "import json; j=json.load(open('/tmp/abacus_cli_out.$$')); assert j['time_s'] > 0 and j['memory_bytes'] > 0 and j['hw'] == 'cpu1'" && ok "bundled predictor json" || bad "bundled predictor json"
 	expect_rc "bundled predictor knows cpu2" 0 env -u ABACUS_MODEL $A predict tests/data/graphs/resnet18-64.onnx --hw cpu2
+	expect_rc "bundled predictor prices torch-2.15.0" 0 env -u ABACUS_MODEL $A predict tests/data/graphs/resnet18-64.onnx --runtime torch-2.15.0
 fi
 rm -f "$M" "$M.trunc" "$M.x"
 rm -f /tmp/abacus_cli_out.$$ /tmp/abacus_cli_err.$$ /tmp/abacus_trunc.$$.onnx

@@ -149,6 +149,9 @@ static tb_model *act_between(int kind)
 		tb_node(m, "PRelu", L("h", "slope"), L("y"));
 	} else if (kind == 7) {
 		tb_node(m, "Relu", L("h"), L("y"));
+	} else if (kind == 8) {
+		tb_ints(m, "axis", 1, (const int64_t[]){ 1 });
+		tb_node(m, "CumSum", L("h", "axis"), L("y"));
 	} else {
 		tb_ints(m, "grouped", 3, (const int64_t[]){ 0, 8, 8 });
 		tb_ints(m, "flat", 2, (const int64_t[]){ 0, 64 });
@@ -187,16 +190,16 @@ void test_fusion_memory(void)
 }
 
 /* Time term 16, activation arithmetic beyond a ReLU's: per element of h (batch 4 × 64 = 256), GELU 0.9 ns,
- * SiLU 0.8, Mish 14.3 (its Softplus and Tanh fused, not charged again), Tanh 2.1, PRelu 5.3; LayerNorm,
- * GroupNorm and ReLU nothing. The layer shares (ab_layer_time_weight) carry it. */
+ * SiLU 0.8, Mish 14.3 (its Softplus and Tanh fused, not charged again), Tanh 2.1, PRelu 5.3, CumSum 14;
+ * LayerNorm, GroupNorm and ReLU nothing. The layer shares (ab_layer_time_weight) carry it. */
 void test_activation_arith(void);
 void test_activation_arith(void)
 {
-	static const double ns[8] = { 0.9, 0.8, 0, 14.3, 0, 2.1, 5.3, 0 };
+	static const double ns[9] = { 0.9, 0.8, 0, 14.3, 0, 2.1, 5.3, 0, 14 };
 	ab_model mod;
 	memset(&mod, 0, sizeof mod);
 	mod.coef[0][AB_TERM_ARITH] = 1;
-	for (int kind = 0; kind < 8; kind++) {
+	for (int kind = 0; kind < 9; kind++) {
 		abacus_graph *g;
 		abacus_error err;
 		abacus_analysis *a = t_analyze(act_between(kind), 4, &g, &err);

@@ -22,9 +22,10 @@
 #include "profile.h"
 
 static const char description[] =
-	"Measures PyTorch training iterations under docs/PROTOCOL.md and appends one CSV row per\n"
-	"configuration (columns: docs/DATASET.md). Each configuration runs in a separate worker process\n"
-	"(Debian's python3 with python3-torch); configurations the output already has are skipped, so an\n"
+	"Measures training iterations under docs/PROTOCOL.md and appends one CSV row per configuration\n"
+	"(columns: docs/DATASET.md). Each configuration runs in a worker process of the runtime asked for\n"
+	"(--runtime: Debian's python3 with python3-torch by default, or a pinned virtual environment that\n"
+	"scripts/setup.sh makes in .runtimes/NAME); configurations the output already has are skipped, so an\n"
 	"interrupted run continues where it stopped. The graph-only ONNX of each network and input size is\n"
 	"exported to --graphs when missing. Progress (count, rate, ETA) is shown on a terminal.\n"
 	"SIGINT/SIGTERM stop the worker and exit; rows written so far stay, and rerunning the same command\n"
@@ -62,8 +63,26 @@ typedef struct config {
 	char graph_file[256];
 } config;
 
+/* The runtimes `abacus profile` can measure (docs/PROTOCOL.md, one section each): the interpreter is
+ * /usr/bin/python3 for Debian's torch, else .runtimes/NAME/bin/python under the repository root (made by
+ * scripts/setup.sh from collector/runtimes/NAME.txt); `worker` is the collector's worker module for it. The
+ * first is the default. A runtime measured here need not be priced by the library yet (abacus_parse_runtime
+ * lists those). */
+typedef struct profile_runtime {
+	const char *name, *worker;
+	int tf; /* TensorFlow's environment and one worker per configuration (docs/PROTOCOL.md) */
+} profile_runtime;
+
+static const profile_runtime profile_runtimes[] = {
+	{ "torch-1.13.1", "collector/worker.py", 0 },
+	{ "torch-2.15.0", "collector/worker.py", 0 },
+	{ "tf-2.21.0", "collector/tf_worker.py", 1 },
+};
+#define N_PROFILE_RUNTIMES (sizeof profile_runtimes / sizeof profile_runtimes[0])
+
 typedef struct opts {
 	const char *out, *models, *graphs, *python, *worker, *tracker, *log;
+	const profile_runtime *runtime; /* --runtime; NULL: not given (the default, or whatever --python runs) */
 	const cli_isa_cap *isa_cap; /* NULL: none */
 	const char *machines; /* the machines table; NULL: machines.jsonl beside out */
 	int64_t batch[MAX_LIST];
@@ -154,6 +173,20 @@ static int optimizer_opt(void *target, const char *v, const char *cmd)
 	return 0;
 }
 
+static int runtime_opt(void *target, const char *v, const char *cmd)
+{
+	const profile_runtime **rt = target;
+	char known[256] = "";
+	for (size_t i = 0; i < N_PROFILE_RUNTIMES; i++) {
+		if (!strcmp(v, profile_runtimes[i].name)) {
+			*rt = &profile_runtimes[i];
+			return 0;
+		}
+		snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", profile_runtimes[i].name);
+	}
+	return cli_usage(cmd, "--runtime: unknown runtime '%s': abacus profile measures %s", v, known), -2;
+}
+
 static int hw_opt(void *target, const char *v, const char *cmd)
 {
 	opts *o = target;
@@ -178,8 +211,6 @@ static int parse_opts(opts *o, int argc, char **argv)
 	static char default_hw[] = "cpu1";
 	memset(o, 0, sizeof *o);
 	o->models = "all";
-	o->graphs = "data/graphs";
-	o->python = "/usr/bin/python3";
 	o->repeat = 1;
 	o->repeat_pct = 100;
 	o->timeout_s = 1800;
@@ -219,7 +250,8 @@ static int parse_opts(opts *o, int argc, char **argv)
 		        "measure every configuration N times, each in its own worker (repeat 0..N-1)", .min = 1, .max = 1000),
 		CLI_OPT(CLI_OPT_I64, "--repeat-percent", "P", &o->repeat_pct,
 		        "repeats 1..N-1 only for a fixed, hash-chosen P % of the configurations", .min = 0, .max = 100),
-		CLI_OPT(CLI_OPT_STRING, "--graphs", "DIR", &o->graphs, "where graphs are read and exported (default data/graphs)"),
+		CLI_OPT(CLI_OPT_STRING, "--graphs", "DIR", &o->graphs, "where graphs are read and exported (default data/graphs;\n"
+		        "data/graphs/tf for tf-* runtimes)"),
 		CLI_OPT(CLI_OPT_I64, "--timeout", "S", &o->timeout_s,
 		        "seconds one configuration may take before it is killed (default 1800)", .min = 1, .max = 2592000),
 		CLI_OPT(CLI_OPT_DOUBLE, "--max-iter-seconds", "S", &o->max_iter_s,
@@ -233,9 +265,16 @@ static int parse_opts(opts *o, int argc, char **argv)
 		        "shared the machine (busy_other > 0.1) is measured again, at most twice"),
 		CLI_OPT(CLI_OPT_SWITCH, "--fresh", NULL, &o->fresh, "one worker per configuration (slower: import torch each time)"),
 		CLI_OPT(CLI_OPT_SWITCH, "--dry-run", NULL, &o->dry_run, "print the configurations that would be measured, measure nothing"),
-		CLI_OPT(CLI_OPT_STRING, "--python", "PATH", &o->python, "the interpreter (default /usr/bin/python3)"),
+		CLI_OPT(CLI_OPT_FUNC, "--runtime", "NAME", &o->runtime,
+		        "the framework to measure: torch-1.13.1 (default: Debian's /usr/bin/python3),\n"
+		        "torch-2.15.0 or tf-2.21.0 (the virtual environment .runtimes/NAME that\n"
+		        "'bash scripts/setup.sh' makes; tf-* runs collector/tf_worker.py, one worker per\n"
+		        "configuration); every row records it in its runtime column", .func = runtime_opt),
+		CLI_OPT(CLI_OPT_STRING, "--python", "PATH", &o->python,
+		        "the interpreter (default: the runtime's; /usr/bin/python3 for torch-1.13.1)"),
 		CLI_OPT(CLI_OPT_STRING, "--worker", "FILE", &o->worker,
-		        "collector/worker.py (default: found beside the abacus binary's source tree)"),
+		        "the worker (default: the runtime's, collector/worker.py or collector/tf_worker.py,\n"
+		        "found beside the abacus binary's source tree)"),
 		CLI_OPT(CLI_OPT_STRING, "--tracker", "FILE", &o->tracker, "libabacus_tracker.so (default: beside the abacus binary)"),
 		CLI_OPT(CLI_OPT_STRING, "--log", "FILE", &o->log, "append the workers' stderr to FILE"),
 		CLI_OPT_TABLE_END
@@ -245,6 +284,13 @@ static int parse_opts(opts *o, int argc, char **argv)
 		return rc < 0 ? 1 : -1;
 	if (!o->size_given && !o->seq_given)
 		o->size_all = o->seq_all = 1;
+	/* TensorFlow keeps per-process state that a worker's earlier configurations change (a second
+	 * configuration in a worker read 0.2-0.8 % other memory than a fresh worker): one worker each. */
+	if (o->runtime && o->runtime->tf)
+		o->fresh = 1;
+	/* A Keras network's graph is not torchvision's: TensorFlow's graphs live apart (collector/tf_export.py). */
+	if (!o->graphs)
+		o->graphs = o->runtime && o->runtime->tf ? "data/graphs/tf" : "data/graphs";
 	return 0;
 }
 
@@ -566,6 +612,7 @@ typedef struct run_ctx {
 	char machine[MAX_LIST][96]; /* the machine id of each opts.hw, from a worker started with its threads */
 	char worker_machine[96];    /* what the last worker started said */
 	char machines_path[PATH_MAX];
+	char python[PATH_MAX]; /* the interpreter: --python, or the runtime's */
 	size_t by_status[5]; /* rows written in this run: ok, oom, error, timeout, skipped */
 	int last_status;     /* index into statuses of the last row written, -1 for none */
 } run_ctx;
@@ -778,10 +825,11 @@ static int start_worker(run_ctx *x, worker *w, const worker_spec *base, int thre
 		worker_last_err(w, last, sizeof last);
 		worker_describe_status(w->status, how, sizeof how);
 		worker_stop(w, 0);
-		fprintf(stderr, "abacus: the worker did not start (%s)%s%s; try '%s %s --list', and check that Debian's "
-		        "python3-torch, python3-torchvision and python3-onnx are installed\n",
+		fprintf(stderr, "abacus: the worker did not start (%s)%s%s; try '%s %s --list', and check that %s\n",
 		        r == WR_TIMEOUT ? "no ready line within 300 s" : r == WR_DIED ? how : err, *last ? ": " : "", last,
-		        s.python, s.script);
+		        s.python, s.script, s.tf_env || (x->o->runtime && x->o->runtime != &profile_runtimes[0])
+		        ? "'bash scripts/setup.sh' installed the runtime's virtual environment"
+		        : "Debian's python3-torch, python3-torchvision and python3-onnx are installed");
 		return -1;
 	}
 	const char *tv = jobj_get(&o, "torch_version", NULL), *tvv = jobj_get(&o, "torchvision_version", NULL);
@@ -800,6 +848,26 @@ static int start_worker(run_ctx *x, worker *w, const worker_spec *base, int thre
 		worker_stop(w, 0);
 		fprintf(stderr, "abacus: the worker did not say which machine and runtime it runs on (%s is older than "
 		        "this abacus?); rows without a machine are not written\n", s.script);
+		return -1;
+	}
+	if (x->o->runtime && strcmp(rt, x->o->runtime->name)) {
+		fprintf(stderr, "abacus: --runtime %s, but the worker (%s %s) runs %s; give the runtime's interpreter or "
+		        "leave out --python\n", x->o->runtime->name, s.python, s.script, rt);
+		jobj_free(&o);
+		worker_stop(w, 0);
+		return -1;
+	}
+	/* A TensorFlow worker checks its own instrument (collector/tf_worker.py): refuse to measure when a 256 MiB
+	 * tensor did not show in the tracker's live bytes or was not given back. */
+	jv_type stt;
+	const char *selftest = jobj_get(&o, "tracker_selftest", &stt);
+	if (ok && selftest && stt == JV_BOOL && strcmp(selftest, "true")) {
+		const char *rise = jobj_get(&o, "tracker_selftest_rise", NULL), *left = jobj_get(&o, "tracker_selftest_left", NULL);
+		fprintf(stderr, "abacus: the worker's allocator self-test failed (a 256 MiB tensor raised the tracker's live "
+		        "bytes by %s and left %s behind): its memory would not be measured (docs/PROTOCOL.md, runtime %s)\n",
+		        rise ? rise : "?", left ? left : "?", rt);
+		jobj_free(&o);
+		worker_stop(w, 0);
 		return -1;
 	}
 	snprintf(x->worker_machine, sizeof x->worker_machine, "%s", mid);
@@ -1041,14 +1109,15 @@ static int locate(const opts *o, run_ctx *x, char worker_abs[PATH_MAX], char tra
 	/* Where the worker and the tracker are: given, or found from the binary's place in the tree
 	 * (build/<mode>/abacus → collector/worker.py two levels up; the tracker beside the binary). */
 	int have_dir = cli_exe_dir(dir, sizeof dir) == 0;
+	const char *module = o->runtime ? o->runtime->worker : profile_runtimes[0].worker;
 	if (o->worker) {
 		snprintf(worker_path, sizeof worker_path, "%s", o->worker);
 	} else {
 		worker_path[0] = '\0';
 		if (have_dir)
-			snprintf(worker_path, sizeof worker_path, "%.*s/../../collector/worker.py", PATH_MAX - 40, dir);
+			snprintf(worker_path, sizeof worker_path, "%.*s/../../%s", PATH_MAX - 64, dir, module);
 		if (!have_dir || !file_exists(worker_path))
-			snprintf(worker_path, sizeof worker_path, "collector/worker.py");
+			snprintf(worker_path, sizeof worker_path, "%s", module);
 	}
 	if (o->tracker)
 		snprintf(tracker_path, sizeof tracker_path, "%s", o->tracker);
@@ -1063,12 +1132,28 @@ static int locate(const opts *o, run_ctx *x, char worker_abs[PATH_MAX], char tra
 		        tracker_path);
 		return -1;
 	}
-	if (access(o->python, X_OK)) {
-		fprintf(stderr, "abacus: cannot execute %s; install Debian's python3 with python3-torch (or give --python)\n",
-		        o->python);
+	cli_worker_root(x->repo_root, sizeof x->repo_root, worker_abs);
+	/* The interpreter: --python, else the runtime's (Debian's for the default, else its virtual environment
+	 * inside the repository, which scripts/setup.sh makes). */
+	if (o->python)
+		snprintf(x->python, sizeof x->python, "%s", o->python);
+	else if (!o->runtime || o->runtime == &profile_runtimes[0])
+		snprintf(x->python, sizeof x->python, "/usr/bin/python3");
+	else if (snprintf(x->python, sizeof x->python, "%s/.runtimes/%s/bin/python", x->repo_root, o->runtime->name) >=
+	         (int)sizeof x->python) {
+		fprintf(stderr, "abacus: the repository's path is too long\n");
 		return -1;
 	}
-	cli_worker_root(x->repo_root, sizeof x->repo_root, worker_abs);
+	if (access(x->python, X_OK)) {
+		if (o->runtime && !o->python && o->runtime != &profile_runtimes[0])
+			fprintf(stderr, "abacus: runtime %s is not installed (%s is missing); run 'bash scripts/setup.sh', which "
+			        "makes .runtimes/%s from collector/runtimes/%s.txt (or give --python)\n", o->runtime->name,
+			        x->python, o->runtime->name, o->runtime->name);
+		else
+			fprintf(stderr, "abacus: cannot execute %s; install Debian's python3 with python3-torch (or give --python)\n",
+			        x->python);
+		return -1;
+	}
 	if (o->dry_run && !realpath(o->graphs, x->graphs_abs)) {
 		snprintf(x->graphs_abs, sizeof x->graphs_abs, "%s", o->graphs);
 	} else if (!o->dry_run && (mkdir_p(o->graphs) || !realpath(o->graphs, x->graphs_abs))) {
@@ -1123,7 +1208,8 @@ static int machine_ids(run_ctx *x, const worker_spec *base, const opts *o)
 
 /* The networks `models` names ("all", or a comma-separated list), in the order asked for, each once; *nets is
  * the caller's to free. CLI_OK, CLI_USAGE for a name the zoo lacks, CLI_FAIL when out of memory. */
-static int select_nets(const zoo_net ***nets, size_t *n_nets, const zoo_net *zoo, size_t n_zoo, const char *models)
+static int select_nets(const zoo_net ***nets, size_t *n_nets, const zoo_net *zoo, size_t n_zoo, const char *models,
+                       const char *module)
 {
 	*n_nets = 0;
 	if (!(*nets = calloc(n_zoo ? n_zoo : 1, sizeof **nets))) {
@@ -1146,7 +1232,7 @@ static int select_nets(const zoo_net ***nets, size_t *n_nets, const zoo_net *zoo
 		while (i < n_zoo && strcmp(zoo[i].name, tok))
 			i++;
 		if (i == n_zoo) {
-			rc = cli_usage("profile", "'%s' is not in the zoo; 'python3 -m collector.worker --list' lists it", tok);
+			rc = cli_usage("profile", "'%s' is not in the zoo; 'python3 -m %s --list' lists it", tok, module);
 			break;
 		}
 		while (k < *n_nets && (*nets)[k] != &zoo[i])
@@ -1206,7 +1292,8 @@ int cmd_profile(int argc, char **argv)
 		snprintf(x.machines_path, sizeof x.machines_path, "%.*smachines.jsonl", slash ? (int)(slash - o.out + 1) : 0,
 		         o.out);
 	}
-	worker_spec base = { o.python, worker_abs, x.repo_root, tracker_abs, 1, (uint64_t)o.mem_limit, log, o.isa_cap };
+	worker_spec base = { x.python, worker_abs, x.repo_root, tracker_abs, 1, (uint64_t)o.mem_limit, log, o.isa_cap,
+		                 o.runtime && o.runtime->tf };
 	/* The first worker also lists the zoo, so a run pays for one interpreter start less. */
 	int sr = start_worker(&x, &w, &base, o.threads[0]);
 	if (sr) {
@@ -1222,7 +1309,8 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	}
 
-	if ((rc = select_nets(&nets, &n_nets, zoo, n_zoo, o.models)) != CLI_OK)
+	if ((rc = select_nets(&nets, &n_nets, zoo, n_zoo, o.models,
+	                      o.runtime && o.runtime->tf ? "collector.tf_worker" : "collector.worker")) != CLI_OK)
 		goto out;
 	rc = CLI_FAIL;
 	size_t left_out = 0;
@@ -1243,10 +1331,10 @@ int cmd_profile(int argc, char **argv)
 			cfg[n_todo++] = cfg[i];
 	}
 	if (o.dry_run) {
-		printf("network,input_shape,batch,optimizer,hw,repeat,graph,machine\n");
+		printf("network,input_shape,batch,optimizer,hw,repeat,graph,machine,runtime\n");
 		for (size_t i = 0; i < n_todo; i++)
-			printf("%s,%s,%lld,%s,%s,%lld,%s,%s\n", cfg[i].net->name, cfg[i].shape, (long long)cfg[i].batch,
-			       cfg[i].optimizer, cfg[i].hw, (long long)cfg[i].repeat, cfg[i].graph_file, cfg[i].machine);
+			printf("%s,%s,%lld,%s,%s,%lld,%s,%s,%s\n", cfg[i].net->name, cfg[i].shape, (long long)cfg[i].batch,
+			       cfg[i].optimizer, cfg[i].hw, (long long)cfg[i].repeat, cfg[i].graph_file, cfg[i].machine, x.runtime);
 		fprintf(stderr, "abacus profile: %zu configurations in the grid, %zu already in %s, %zu to measure\n", n_cfg,
 		        n_cfg - n_todo, o.out, n_todo);
 		rc = CLI_OK;

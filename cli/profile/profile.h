@@ -85,6 +85,7 @@ typedef struct worker_spec {
 	uint64_t mem_limit;  /* RLIMIT_AS in bytes; 0 = none */
 	FILE *log;           /* worker stderr is appended here when non-NULL */
 	const struct cli_isa_cap *isa_cap; /* NULL, or the emulated older CPU of docs/PROTOCOL.md (cli.h) */
+	int tf_env;          /* TensorFlow's protocol environment (TF_NUM_INTRAOP_THREADS=T, ...; worker.c) */
 } worker_spec;
 
 typedef struct worker {

@@ -38,7 +38,10 @@ static int dropped_var(const char *kv)
 		                                "LD_PRELOAD=", "PYTHONPATH=", "PYTHONHOME=", "PYTHONSTARTUP=",
 		                                "PYTHONNOUSERSITE=", "PYTHONUSERBASE=", "MALLOC_",
 		                                /* the ISA cap comes only from --isa-cap, so that it is recorded */
-		                                "ONEDNN_MAX_CPU_ISA=", "ATEN_CPU_CAPABILITY=", "OPENBLAS_CORETYPE=" };
+		                                "ATEN_CPU_CAPABILITY=", "OPENBLAS_CORETYPE=",
+		                                /* TensorFlow's and oneDNN's settings (threads, allocator, XLA, fp32 math
+		                                 * mode, ISA cap): only what the protocol sets below */
+		                                "TF_", "ONEDNN_", "DNNL_" };
 	for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++)
 		if (!strncmp(kv, drop[i], strlen(drop[i])))
 			return 1;
@@ -59,7 +62,7 @@ static char **build_env(const worker_spec *s)
 	size_t n = 0;
 	while (environ[n])
 		n++;
-	char **env = calloc(n + 16, sizeof *env);
+	char **env = calloc(n + 24, sizeof *env);
 	if (!env)
 		return NULL;
 	size_t k = 0;
@@ -76,9 +79,17 @@ static char **build_env(const worker_spec *s)
 		{ "MALLOC_TRIM_THRESHOLD_", "68719476736" }, { "MALLOC_TOP_PAD_", "536870912" },
 		{ "PYTHONNOUSERSITE", "1" }, { "LD_PRELOAD", s->tracker }, { "PYTHONPATH", s->root },
 	};
-	const size_t n_fixed = sizeof fixed / sizeof fixed[0];
-	for (size_t i = 0; i < n_fixed + (s->isa_cap ? 3 : 0); i++) {
-		const char *const *kv = i < n_fixed ? fixed[i] : s->isa_cap->env[i - n_fixed];
+	/* TensorFlow (docs/PROTOCOL.md, "Runtime tf-2.21.0"): its thread pools are sized from these when its runtime
+	 * starts (tf.config.threading cannot change them later); oneDNN on, its tensors from posix_memalign (which
+	 * the tracker sees) instead of pools that never give memory back; TF_CPU_ALLOCATOR_USE_BFC, TF_XLA_FLAGS and
+	 * ONEDNN_DEFAULT_FPMATH_MODE stay unset (dropped above). */
+	const char *const tf[][2] = {
+		{ "TF_NUM_INTRAOP_THREADS", t }, { "TF_NUM_INTEROP_THREADS", "1" }, { "TF_ENABLE_ONEDNN_OPTS", "1" },
+		{ "TF_ONEDNN_USE_SYSTEM_ALLOCATOR", "1" }, { "TF_CPP_MIN_LOG_LEVEL", "2" },
+	};
+	const size_t n_fixed = sizeof fixed / sizeof fixed[0], n_tf = s->tf_env ? sizeof tf / sizeof tf[0] : 0;
+	for (size_t i = 0; i < n_fixed + n_tf + (s->isa_cap ? 3 : 0); i++) {
+		const char *const *kv = i < n_fixed ? fixed[i] : i < n_fixed + n_tf ? tf[i - n_fixed] : s->isa_cap->env[i - n_fixed - n_tf];
 		size_t len = strlen(kv[0]) + strlen(kv[1]) + 2;
 		if (!(env[k] = malloc(len)))
 			goto bad;

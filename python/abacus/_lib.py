@@ -63,7 +63,7 @@ class Prediction(ctypes.Structure):
     _fields_ = [("time_s", ctypes.c_double), ("time_lo_s", ctypes.c_double), ("time_hi_s", ctypes.c_double),
                 ("memory_bytes", ctypes.c_int64), ("memory_lo_bytes", ctypes.c_int64),
                 ("memory_hi_bytes", ctypes.c_int64), ("hw", ctypes.c_char_p), ("calib_s", ctypes.c_double),
-                ("time_analytic_s", ctypes.c_double)]
+                ("time_analytic_s", ctypes.c_double), ("novelty", ctypes.c_double)]
 
 
 _P = ctypes.c_void_p

@@ -1,0 +1,261 @@
+"""Measure what one TensorFlow 2.21 training step keeps alive for tiny single-layer Keras models, and what
+Abacus's memory simulation says for their exported graphs (docs/COSTS.md, "TensorFlow 2.21").
+
+  scripts/tf_memory_rules.py [--models dense,conv,...] [--batches 4,16] [--optimizers sgd,adam]
+      [--runtime tf-2.21.0] [--abacus build/release/abacus] [--out-dir /tmp/tf-rules]
+
+Re-executes itself under the measurement environment of docs/PROTOCOL.md (the allocator tracker preloaded,
+oneDNN on with the system allocator, one intra-op and one inter-op thread, the MALLOC_* settings). Each
+configuration: a dry run of 2 steps, freed; baseline = live bytes; build model, inputs and optimizer (built
+before tracing); 3 warm-up steps; persistent = live − baseline; reset the peak; 2 steps; peak − baseline.
+The step is the TF worker's (collector/tf_worker.py): tf.function(jit_compile=False) with GradientTape,
+model(x, training=True), the loss (cross-entropy from logits against random labels for [B, classes], MSE
+against zeros otherwise), tape.gradient, optimizer.apply_gradients, `.numpy()` of the loss. SGD is
+SGD(0.01, momentum 0.9), Adam Adam(1e-3). Prints one row per configuration: measured persistent and peak,
+Abacus's (`abacus inspect --format json`, with --runtime when given) and the difference in bytes and as a
+share of the measured peak.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
+ENV = {"TF_ONEDNN_USE_SYSTEM_ALLOCATOR": "1", "TF_ENABLE_ONEDNN_OPTS": "1", "TF_NUM_INTRAOP_THREADS": "1",
+       "TF_NUM_INTEROP_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+       "MALLOC_MMAP_MAX_": "0", "MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "68719476736",
+       "MALLOC_TOP_PAD_": "536870912", "TF_CPP_MIN_LOG_LEVEL": "3"}
+UNSET = ("TF_CPU_ALLOCATOR_USE_BFC", "ONEDNN_DEFAULT_FPMATH_MODE", "TF_XLA_FLAGS")
+
+
+def models():
+    """name -> (build(), kind, loss): one layer under test, with what it needs around it."""
+    import keras
+    L = keras.layers
+
+    def img(h, w, c):
+        return keras.Input((h, w, c))
+
+    def conv_then(layer_fn, c_in=16, c=64, hw=32):
+        def build():
+            i = img(hw, hw, c_in)
+            x = L.Conv2D(c, 3, padding="same")(i)
+            x = layer_fn(x)
+            x = L.GlobalAveragePooling2D()(x)
+            return keras.Model(i, L.Dense(10)(x))
+        return build
+
+    def two_convs(join):
+        def build():
+            i = img(32, 32, 16)
+            a = L.Conv2D(64, 3, padding="same")(i)
+            b = L.Conv2D(64, 3, padding="same")(i)
+            x = join([a, b])
+            x = L.GlobalAveragePooling2D()(x)
+            return keras.Model(i, L.Dense(10)(x))
+        return build
+
+    def dense():
+        i = keras.Input((2048,))
+        return keras.Model(i, L.Dense(4096)(i))
+
+    def mlp2():
+        i = keras.Input((2048,))
+        x = L.Dense(2048, activation="relu")(i)
+        return keras.Model(i, L.Dense(1000)(x))
+
+    def logits():  # a wide output: the loss's buffers (cross-entropy)
+        i = keras.Input((64,))
+        return keras.Model(i, L.Dense(32768)(i))
+
+    def logits_mse():  # the same, 3-D: MSE
+        i = keras.Input((64,))
+        return keras.Model(i, L.Reshape((128, 256))(L.Dense(32768)(i)))
+
+    def lstm():
+        i = keras.Input((32,), dtype="int32")
+        x = L.Embedding(1000, 64)(i)
+        x = L.LSTM(256, return_sequences=True)(x)
+        return keras.Model(i, L.Dense(16)(x))
+
+    return {
+        "dense": (dense, "ce"),
+        "mlp2": (mlp2, "ce"),
+        "conv": (conv_then(lambda x: x), "ce"),
+        "conv_bn": (conv_then(lambda x: L.BatchNormalization()(x)), "ce"),
+        "conv_relu": (conv_then(lambda x: L.ReLU()(x)), "ce"),
+        "conv_gelu": (conv_then(lambda x: L.Activation("gelu")(x)), "ce"),
+        "conv_sigmoid": (conv_then(lambda x: L.Activation("sigmoid")(x)), "ce"),
+        "conv_maxpool": (conv_then(lambda x: L.MaxPooling2D(2)(x)), "ce"),
+        "conv_avgpool": (conv_then(lambda x: L.AveragePooling2D(2)(x)), "ce"),
+        "conv_add": (two_convs(L.Add()), "ce"),
+        "conv_concat": (two_convs(L.Concatenate()), "ce"),
+        "lstm": (lstm, "mse"),
+        "logits": (logits, "ce"),
+        "logits_mse": (logits_mse, "mse"),
+    }
+
+
+class Tracker:
+    def __init__(self):
+        lib = ctypes.CDLL(None)
+        self._live, self._peak, self._reset = lib.abacus_tracker_live, lib.abacus_tracker_peak, lib.abacus_tracker_reset_peak
+        for f in (self._live, self._peak):
+            f.restype = ctypes.c_longlong
+        self._reset.restype = None
+
+    def live(self):
+        return int(self._live())
+
+    def peak(self):
+        return int(self._peak())
+
+    def reset(self):
+        self._reset()
+
+
+def measure_one(tf, keras, build, batch, optim, tracker):
+    objs = {}
+
+    def setup():
+        keras.utils.set_random_seed(0)
+        model = build()
+        shape = [batch] + [int(d) for d in model.inputs[0].shape[1:]]
+        if model.inputs[0].dtype == "int32":
+            x = tf.random.stateless_uniform(shape, seed=[0, 1], minval=0, maxval=1000, dtype=tf.int32)
+        else:
+            x = tf.random.stateless_normal(shape, seed=[0, 1])
+        out = [int(d) for d in model.outputs[0].shape[1:]]
+        if len(out) == 1:
+            loss_obj = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            y = tf.random.stateless_uniform([batch], seed=[0, 2], minval=0, maxval=out[0], dtype=tf.int32)
+        else:
+            loss_obj = keras.losses.MeanSquaredError()
+            y = tf.zeros([batch] + out)
+        opt = (keras.optimizers.SGD(learning_rate=0.01, momentum=0.9) if optim == "sgd"
+               else keras.optimizers.Adam(learning_rate=1e-3))
+        variables = model.trainable_variables
+        opt.build(variables)
+
+        @tf.function(jit_compile=False)
+        def train_step(x, y):
+            with tf.GradientTape() as tape:
+                loss = loss_obj(y, model(x, training=True))
+            grads = tape.gradient(loss, variables)
+            opt.apply_gradients(zip(grads, variables))
+            return loss
+        objs.update(model=model, x=x, y=y, opt=opt, fn=train_step)
+        return lambda: train_step(x, y).numpy()
+
+    def free():
+        objs.clear()
+        keras.backend.clear_session(free_memory=True)
+        try:
+            from tensorflow.python.framework import ops
+            reg = ops._gradient_registry._registry  # noqa: SLF001 (collector/tf_worker.py drop_custom_gradients)
+            for k in [k for k in reg if k.startswith("CustomGradient-")]:
+                del reg[k]
+        except (ImportError, AttributeError):
+            pass
+        gc.collect()
+
+    step = setup()
+    step(); step()
+    del step
+    free()
+    base = tracker.live()
+    step = setup()
+    for _ in range(3):
+        step()
+    gc.collect()
+    persistent = tracker.live() - base
+    peaks = []
+    for _ in range(2):
+        tracker.reset()
+        step()
+        peaks.append(tracker.peak() - base)
+    del step
+    free()
+    return persistent, peaks
+
+
+def abacus_memory(abacus, path, batch, optim, runtime):
+    cmd = [abacus, "inspect", path, "--batch", str(batch), "--optimizer", optim, "--format", "json"]
+    if runtime:
+        cmd += ["--runtime", runtime]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        return None
+    return json.loads(r.stdout)["memory"]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default="all")
+    ap.add_argument("--batches", default="4,16")
+    ap.add_argument("--optimizers", default="sgd")
+    ap.add_argument("--runtime", default="", help="--runtime for abacus inspect (default: its default)")
+    ap.add_argument("--abacus", default=os.path.join(ROOT, "build/release/abacus"))
+    ap.add_argument("--out-dir", default=os.path.join(tempfile.gettempdir(), "tf-rules"))
+    ap.add_argument("--json", default="", help="also write the rows here")
+    ap.add_argument("--from-json", default="", help="no measuring: compare the rows of this file (written by "
+                    "--json, graphs still in --out-dir) with Abacus again")
+    a = ap.parse_args(argv)
+    if a.from_json:
+        with open(a.from_json) as f:
+            rows = json.load(f)
+        print(f"{'model':13} {'opt':4} {'B':>3} {'persistent':>11} {'peak':>11} {'abacus_pers':>11} "
+              f"{'abacus_peak':>11} {'diff':>11} {'diff%':>7}")
+        for r in rows:
+            mem = abacus_memory(a.abacus, os.path.join(a.out_dir, f"{r['model']}.onnx"), r["batch"], r["optimizer"],
+                                a.runtime) or {"peak": 0, "persistent": 0}
+            d = mem["peak"] - r["peak"]
+            print(f"{r['model']:13} {r['optimizer']:4} {r['batch']:>3} {r['persistent']:>11} {r['peak']:>11} "
+                  f"{mem['persistent']:>11} {mem['peak']:>11} {d:>11} {100.0 * d / r['peak']:>+6.1f}%")
+        return 0
+    tracker_so = os.path.join(ROOT, "build/release/libabacus_tracker.so")
+    if "libabacus_tracker" not in os.environ.get("LD_PRELOAD", ""):
+        env = dict(os.environ, **ENV, LD_PRELOAD=tracker_so)
+        for k in UNSET:
+            env.pop(k, None)
+        os.execve(sys.executable, [sys.executable] + sys.argv, env)
+    import keras
+    import tensorflow as tf
+    from collector import tf_export
+    tracker = Tracker()
+    zoo = models()
+    names = list(zoo) if a.models == "all" else a.models.split(",")
+    os.makedirs(a.out_dir, exist_ok=True)
+    print(f"{'model':13} {'opt':4} {'B':>3} {'persistent':>11} {'peak':>11} {'peak2':>11} {'abacus_pers':>11} "
+          f"{'abacus_peak':>11} {'diff':>11} {'diff%':>7}", flush=True)
+    rows = []
+    for name in names:
+        build, _ = zoo[name]
+        path = os.path.join(a.out_dir, f"{name}.onnx")
+        keras.backend.clear_session()
+        keras.utils.set_random_seed(0)
+        tf_export.export_built(build(), path, name, 0, "image")
+        for optim in a.optimizers.split(","):
+            for b in (int(x) for x in a.batches.split(",")):
+                pers, peaks = measure_one(tf, keras, build, b, optim, tracker)
+                mem = abacus_memory(a.abacus, path, b, optim, a.runtime) or {"peak": 0, "persistent": 0}
+                d = mem["peak"] - peaks[0]
+                rows.append(dict(model=name, optimizer=optim, batch=b, persistent=pers, peak=peaks[0], peak2=peaks[1],
+                                 abacus=mem))
+                print(f"{name:13} {optim:4} {b:>3} {pers:>11} {peaks[0]:>11} {peaks[1]:>11} {mem['persistent']:>11} "
+                      f"{mem['peak']:>11} {d:>11} {100.0 * d / peaks[0]:>+6.1f}%", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

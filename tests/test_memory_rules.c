@@ -1,0 +1,320 @@
+/*
+ * test_memory_rules.c — what PyTorch 1.13's backward holds beyond the saved tensors, and which tensors
+ * computed from weights are tensors of their own (docs/COSTS.md, "Memory of one training iteration"):
+ * CumSum's reversed cumsum, broadcasting products, Einsum's copies, sums whose gradient is a view, GLU,
+ * weight-derived kernels and the order they run in, and a second gradient of one activation. Every
+ * number is worked out in the comment beside it (float32: 4 bytes an element).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "tests.h"
+
+abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err);
+
+/* The index of the first layer running `op`, or -1. */
+static int layer_of(const abacus_analysis *a, const char *op)
+{
+	for (size_t L = 0; L < a->n_layers; L++)
+		if (!strcmp(a->g->nodes[a->layer_node[L]].op, op))
+			return (int)L;
+	return -1;
+}
+
+#define ANALYZE_OR_RETURN(m, batch)                                                       \
+	abacus_graph *g;                                                                      \
+	abacus_error err;                                                                     \
+	abacus_analysis *a = t_analyze((m), (batch), &g, &err);                               \
+	if (!a) {                                                                             \
+		fprintf(stderr, "  analysis failed: %s\n", err.msg);                              \
+		t_failed_checks++;                                                                \
+		return;                                                                           \
+	}
+#define FREE_ANALYSIS()        \
+	abacus_analysis_free(a); \
+	abacus_graph_free(g)
+
+/* CumSum's backward is grad.flip().cumsum().flip(): two buffers of its output's size beside the
+ * gradients. h = x·W is 2×8×32 floats (2,048 B) at batch 2: 4,096 B. A CumSum of the graph input needs
+ * no gradient and holds nothing. */
+void test_cumsum_backward_memory(void);
+void test_cumsum_backward_memory(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 16));
+	tb_weight(m, "w", D(16, 32));
+	tb_ints(m, "ax", 1, (const int64_t[]){ 1 });
+	tb_node(m, "CumSum", L("x", "ax"), L("cx"));
+	tb_node(m, "MatMul", L("cx", "w"), L("h"));
+	tb_node(m, "CumSum", L("h", "ax"), L("c"));
+	tb_output(m, "c");
+	ANALYZE_OR_RETURN(m, 2);
+	CHECK(a->n_layers == 3);
+	if (a->n_layers == 3) {
+		CHECK_EQ_I64(a->costs[0].bwd_workspace, 0);
+		CHECK_EQ_I64(a->costs[2].bwd_workspace, 2 * 2048);
+	}
+	FREE_ANALYSIS();
+}
+
+/* A product's backward makes each operand's gradient at the output's size; one smaller than the output
+ * is summed down afterwards: a buffer of the output's size per such operand needing a gradient. h is
+ * 2×4×16 (512 B) at batch 2, g a [16] weight: h·g and g·h hold 512 B alike; h / g holds three (the
+ * divisor's gradient, -grad·(a/b)/b); h·h (no broadcast) and h·s (s a 1×1×16 graph input, which needs
+ * no gradient) nothing. */
+void test_broadcast_product_memory(void);
+void test_broadcast_product_memory(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 4, 16));
+	tb_weight(m, "w", D(16, 16));
+	tb_weight(m, "g", D(16));
+	tb_input(m, "s", D(1, 1, 16));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "Mul", L("h", "g"), L("p1"));
+	tb_node(m, "Mul", L("g", "p1"), L("p2"));
+	tb_node(m, "Div", L("p2", "g"), L("p3"));
+	tb_node(m, "Mul", L("p3", "p3"), L("p4"));
+	tb_node(m, "Mul", L("p4", "s"), L("y"));
+	tb_output(m, "y");
+	ANALYZE_OR_RETURN(m, 2);
+	CHECK(a->n_layers == 6);
+	if (a->n_layers == 6) {
+		CHECK_EQ_I64(a->costs[1].bwd_workspace, 512);
+		CHECK_EQ_I64(a->costs[2].bwd_workspace, 512);
+		CHECK_EQ_I64(a->costs[3].bwd_workspace, 3 * 512);
+		CHECK_EQ_I64(a->costs[4].bwd_workspace, 0);
+		CHECK_EQ_I64(a->costs[5].bwd_workspace, 0);
+	}
+	FREE_ANALYSIS();
+}
+
+/* Einsum. "bi,bj->bij" sums nothing: a broadcasting product whose two factors (2×16 and 2×8 at batch 2)
+ * are both summed down from the 2×16×8 output (1,024 B): 2,048 B. "bld,edh->bleh" is one bmm of x as
+ * [BL, D] and the weight as [D, E·H], for which PyTorch copies the [E, D, H] weight (3×8×5: 480 B) and
+ * keeps the copy for x's gradient, not the weight; "bleh,ehd->bled" reads its input as [E, BL, H]
+ * batch-strided, no copy, and its output's groups (b, l | e | d) are adjacent in the equation's order. */
+void test_einsum_copies(void);
+void test_einsum_copies(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16));
+	tb_weight(m, "wp", D(16, 16));
+	tb_weight(m, "wq", D(16, 8));
+	tb_node(m, "MatMul", L("x", "wp"), L("p"));
+	tb_node(m, "MatMul", L("x", "wq"), L("q"));
+	tb_node(m, "Einsum", L("p", "q"), L("o"));
+	tb_attr_str(m, "equation", "bi,bj->bij");
+	tb_output(m, "o");
+	ANALYZE_OR_RETURN(m, 2);
+	int e = layer_of(a, "Einsum");
+	CHECK(e >= 0);
+	if (e >= 0)
+		CHECK_EQ_I64(a->costs[e].bwd_workspace, 2 * 1024);
+	FREE_ANALYSIS();
+
+	tb_model *m2 = tb_new(14);
+	tb_input(m2, "x0", D(-1, 4, 8));
+	tb_weight(m2, "w0", D(8, 8));
+	tb_weight(m2, "w1", D(3, 8, 5));
+	tb_weight(m2, "w2", D(3, 5, 6));
+	tb_node(m2, "MatMul", L("x0", "w0"), L("x"));
+	tb_node(m2, "Einsum", L("x", "w1"), L("h"));
+	tb_attr_str(m2, "equation", "bld,edh->bleh");
+	tb_node(m2, "Einsum", L("h", "w2"), L("y"));
+	tb_attr_str(m2, "equation", "bleh,ehd->bled");
+	tb_output(m2, "y");
+	abacus_graph *g2;
+	abacus_analysis *a2 = t_analyze(m2, 2, &g2, &err);
+	CHECK(a2 != NULL);
+	if (a2 && a2->n_layers == 3) {
+		CHECK_EQ_I64(a2->costs[1].extra_bytes, 3 * 8 * 5 * 4);
+		CHECK_EQ_I64(a2->costs[1].in_mask, 1);
+		CHECK_EQ_I64(a2->costs[1].bwd_workspace, 0);
+		CHECK_EQ_I64(a2->costs[2].extra_bytes, 0);
+		CHECK_EQ_I64(a2->costs[2].in_mask, 3);
+		CHECK_EQ_I64(a2->costs[2].bwd_workspace, 0);
+	}
+	abacus_analysis_free(a2);
+	abacus_graph_free(g2);
+}
+
+/* A sum's backward expands its output's gradient, a view: the product before it reads it in place.
+ * x 2×8×16 (input), W 16×32 (2,048 B), h = x·W 2×8×32 (H = 2,048 B), s = ReduceSum(h, 2) 2×8×1
+ * (S = 64 B), MSE. Forward: h, then s, h dies (nothing saves it): S; the loss keeps S and passes S (3S).
+ * Backward: ds (S) and s dies; the sum's gradient shares ds (no H); the product adds dW: W + 2S, the
+ * peak (an H-sized gradient of h would have made it W + H + 2S). Persistent: W, momentum, x 1,024, the
+ * zero target S. */
+void test_sum_grad_is_view(void);
+void test_sum_grad_is_view(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 16));
+	tb_weight(m, "w", D(16, 32));
+	tb_ints(m, "axes", 1, (const int64_t[]){ 2 });
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "ReduceSum", L("h", "axes"), L("s"));
+	tb_attr_int(m, "keepdims", 1);
+	tb_output(m, "s");
+	ANALYZE_OR_RETURN(m, 2);
+	const abacus_memory *mem = abacus_analysis_memory(a);
+	int64_t W = 2048, S = 64;
+	CHECK_EQ_I64(mem->persistent, 2 * W + 1024 + S);
+	CHECK_EQ_I64(mem->peak - mem->persistent, W + 2 * S);
+	FREE_ANALYSIS();
+}
+
+/* F.glu as torch.onnx writes it: Split(h) → (a, b), Sigmoid(b), Mul(a, ·): one kernel that keeps h
+ * (x 2×4×16, W 16×64: h = 2,048 B at batch 2), not the sigmoid's output (1,024 B more) beside it. */
+void test_glu_fused(void);
+void test_glu_fused(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 4, 16));
+	tb_weight(m, "w", D(16, 64));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "Split", L("h"), L("a", "b"));
+	tb_attr_int(m, "axis", -1);
+	tb_node(m, "Sigmoid", L("b"), L("s"));
+	tb_node(m, "Mul", L("a", "s"), L("y"));
+	tb_output(m, "y");
+	ANALYZE_OR_RETURN(m, 2);
+	int sg = layer_of(a, "Sigmoid");
+	CHECK(sg >= 0 && a->layer_view[sg] == AB_LAYER_FUSED);
+	CHECK_EQ_I64(abacus_analysis_memory(a)->saved, 2048);
+	FREE_ANALYSIS();
+}
+
+/* A tensor a kernel computes from a weight is a tensor of its own: e = Exp(p), p a [16] weight, is
+ * kept by Exp (its output, 64 B) and by the product h·e (with h, 2×16: 128 B at batch 2): 192 B saved
+ * at the end of the forward (it was 128, e counted as a view of its weight). The simulation is the same
+ * whether the file computes e first (as the exporter hoists it) or just before its reader. */
+void test_weight_derived_tensor(void);
+void test_weight_derived_tensor(void)
+{
+	int64_t peak[2] = { 0, 0 };
+	for (int late = 0; late < 2; late++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 16));
+		tb_weight(m, "w", D(16, 16));
+		tb_weight(m, "p", D(16));
+		if (!late)
+			tb_node(m, "Exp", L("p"), L("e"));
+		tb_node(m, "MatMul", L("x", "w"), L("h"));
+		tb_node(m, "Relu", L("h"), L("r"));
+		if (late)
+			tb_node(m, "Exp", L("p"), L("e"));
+		tb_node(m, "Mul", L("r", "e"), L("y"));
+		tb_output(m, "y");
+		ANALYZE_OR_RETURN(m, 2);
+		const abacus_memory *mem = abacus_analysis_memory(a);
+		CHECK_EQ_I64(mem->saved, 64 + 128);
+		peak[late] = mem->peak;
+		FREE_ANALYSIS();
+	}
+	CHECK_EQ_I64(peak[0], peak[1]);
+}
+
+/* An activation read by two layers gets a gradient from each; the second is a tensor of its own until
+ * it is added into the first. x 2×4×16, W0 16×32, h = x·W0, r = Relu(h) (R = 1,024 B), y1 = r·W1,
+ * y2 = r·W2 (W1, W2 32×8: 1,024 B each; Y = 256 B), y = y1 + y2, MSE. Backward: the loss leaves its
+ * error (Y), dy (Y, shared by y1 and y2), r (R, saved): 3Y·…; y2's product adds dr (R) and dW2:
+ * 2Y + 2R + W2 = 3,584; y1's adds dW1 and, for a moment, its own dr (R): 2Y + 3R + W1 + W2 = 5,632, the
+ * peak (5,376 without the second gradient: Relu's dh with dW1, dW2). Persistent: weights 4,096,
+ * momentum 4,096, x 512, target Y. */
+void test_second_gradient(void);
+void test_second_gradient(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 4, 16));
+	tb_weight(m, "w0", D(16, 32));
+	tb_weight(m, "w1", D(32, 8));
+	tb_weight(m, "w2", D(32, 8));
+	tb_node(m, "MatMul", L("x", "w0"), L("h"));
+	tb_node(m, "Relu", L("h"), L("r"));
+	tb_node(m, "MatMul", L("r", "w1"), L("y1"));
+	tb_node(m, "MatMul", L("r", "w2"), L("y2"));
+	tb_node(m, "Add", L("y1", "y2"), L("y"));
+	tb_output(m, "y");
+	ANALYZE_OR_RETURN(m, 2);
+	const abacus_memory *mem = abacus_analysis_memory(a);
+	CHECK_EQ_I64(mem->persistent, 4096 + 4096 + 512 + 256);
+	CHECK_EQ_I64(mem->peak - mem->persistent, 5632);
+	FREE_ANALYSIS();
+}
+
+/* A layer no gradient reaches keeps nothing: d = h·Wd feeds only ArgMin (a VQ codebook's distances), so
+ * its autograd node dies with d. x 2×16, h = x·W, y = Relu(h) (2×16: 128 B at batch 2, kept by Relu):
+ * 128 B saved at the end of the forward, not 256 (h kept for Wd's gradient). */
+void test_dead_branch_keeps_nothing(void);
+void test_dead_branch_keeps_nothing(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16));
+	tb_weight(m, "w", D(16, 16));
+	tb_weight(m, "wd", D(16, 64));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "MatMul", L("h", "wd"), L("d"));
+	tb_node(m, "ArgMin", L("d"), L("k"));
+	tb_attr_int(m, "axis", 1);
+	tb_node(m, "Relu", L("h"), L("y"));
+	tb_output(m, "y");
+	tb_output(m, "k");
+	ANALYZE_OR_RETURN(m, 2);
+	CHECK_EQ_I64(abacus_analysis_memory(a)->saved, 128);
+	FREE_ANALYSIS();
+}
+
+/* PyTorch's own convolution path (batch 1 on a small input; every transposed convolution) unfolds
+ * columns. x 1×16×32×32 (16,384 elements, under oneDNN's 20,480), W 16×16×3×3: [16·9, 1,024] columns,
+ * 589,824 B, in the forward and in the backward; at batch 2 oneDNN runs it, no columns. A transposed
+ * convolution of an 8×4×4 input to 4 channels (W 8×4×3×3) folds [4·9, 16] columns per sample: 2,304 B
+ * at batch 2 as at 1. */
+void test_slow_conv_columns(void);
+void test_slow_conv_columns(void)
+{
+	for (int batch = 1; batch <= 2; batch++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 16, 32, 32));
+		tb_weight(m, "w", D(16, 16, 3, 3));
+		tb_node(m, "Conv", L("x", "w"), L("y"));
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_output(m, "y");
+		ANALYZE_OR_RETURN(m, batch);
+		int64_t cols = batch == 1 ? 16 * 9 * 1024 * 4 : 0;
+		CHECK_EQ_I64(a->costs[0].fwd_workspace, cols);
+		if (batch == 1)
+			CHECK_EQ_I64(a->costs[0].bwd_workspace, cols);
+		FREE_ANALYSIS();
+	}
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 4, 4));
+	tb_weight(m, "w", D(8, 4, 3, 3));
+	tb_node(m, "ConvTranspose", L("x", "w"), L("y"));
+	tb_output(m, "y");
+	ANALYZE_OR_RETURN(m, 2);
+	CHECK_EQ_I64(a->costs[0].fwd_workspace, 4 * 9 * 16 * 4);
+	FREE_ANALYSIS();
+}
+
+/* A 1×1 unstrided convolution at batch under 16 runs PyTorch's own path on one thread, which makes its
+ * input's gradient one sample at a time through a buffer of its own: a = 2×16×16×16 at batch 2, one
+ * sample 16·16·16·4 = 16,384 B. */
+void test_slow_conv_1x1_grad(void);
+void test_slow_conv_1x1_grad(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 16, 16));
+	tb_weight(m, "w0", D(16, 8, 3, 3));
+	tb_weight(m, "w1", D(4, 16, 1, 1));
+	tb_node(m, "Conv", L("x", "w0"), L("a"));
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	tb_node(m, "Conv", L("a", "w1"), L("y"));
+	tb_output(m, "y");
+	ANALYZE_OR_RETURN(m, 2);
+	CHECK(a->n_layers == 2);
+	if (a->n_layers == 2)
+		CHECK_EQ_I64(a->costs[1].bwd_workspace, 16 * 16 * 16 * 4);
+	FREE_ANALYSIS();
+}

@@ -1,0 +1,158 @@
+/*
+ * test_runtime_tf.c — the TensorFlow 2.21 runtime's memory rules (src/runtime_tf_cpu.c) against PyTorch's on
+ * small graphs, each difference worked out by hand beside it. float32: 4 bytes an element.
+ */
+#include <stdlib.h>
+
+#include "runtime.h"
+#include "tests.h"
+
+static int analyze_rt(tb_model *m, int64_t batch, int adam, const char *runtime, abacus_memory *out)
+{
+	uint8_t *buf;
+	size_t len;
+	tb_pack(m, &buf, &len);
+	abacus_graph *g = NULL;
+	abacus_error err;
+	int rc = abacus_graph_load(&g, buf, len, &err);
+	free(buf);
+	if (rc) {
+		fprintf(stderr, "  load failed: %s\n", err.msg);
+		return rc;
+	}
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = batch;
+	cfg.optimizer = adam ? ABACUS_OPT_ADAM : ABACUS_OPT_SGD;
+	cfg.runtime = runtime;
+	abacus_analysis *a = NULL;
+	rc = abacus_analyze(&a, g, &cfg, &err);
+	if (!rc)
+		*out = *abacus_analysis_memory(a);
+	else
+		fprintf(stderr, "  analysis failed: %s\n", err.msg);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	return rc;
+}
+
+/* Both runtimes on one graph: torch (the default) and tf-2.21.0. */
+#define BOTH(build, batch, adam, pt, tf)                                                    \
+	do {                                                                                    \
+		tb_model *m1 = build(), *m2 = build();                                              \
+		int r1 = analyze_rt(m1, (batch), (adam), NULL, &(pt));                              \
+		int r2 = analyze_rt(m2, (batch), (adam), "tf-2.21.0", &(tf));                       \
+		tb_free(m1);                                                                        \
+		tb_free(m2);                                                                        \
+		CHECK_EQ_I64(r1, 0);                                                                \
+		CHECK_EQ_I64(r2, 0);                                                                \
+		if (r1 || r2)                                                                       \
+			return;                                                                         \
+	} while (0)
+
+/* x [1, 1024] @ w [1024, 1024]: 4 MiB of weights, activations of 4 KiB: the step is the peak. */
+static tb_model *big_linear(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 1024));
+	tb_weight(m, "w", D(1024, 1024));
+	tb_node(m, "MatMul", L("x", "w"), L("y"));
+	tb_output(m, "y");
+	return m;
+}
+
+/* The optimizer step: Keras 3's SGD with momentum makes one temporary the size of the largest variable
+ * (PyTorch's updates in place: none), its Adam one (PyTorch's two). w is 1024·1024·4 = 4,194,304 bytes and
+ * the step is the peak on TensorFlow: above the persistent state, w's gradient and one temporary, 8,388,608,
+ * with either optimizer; PyTorch's Adam step holds w's gradient and two, 12,582,912 (its SGD peak is in
+ * backward, where the weight's gradient meets the loss's buffers). Persistent state alike. */
+void test_tf_step_temporaries(void);
+void test_tf_step_temporaries(void)
+{
+	abacus_memory pt, tf;
+	BOTH(big_linear, 1, 0, pt, tf);
+	CHECK_EQ_I64(tf.persistent, pt.persistent);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 8388608);
+	CHECK(pt.peak - pt.persistent < 8388608);
+	BOTH(big_linear, 1, 1, pt, tf);
+	CHECK_EQ_I64(tf.persistent, pt.persistent);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 8388608);
+	CHECK_EQ_I64(pt.peak - pt.persistent, 12582912);
+}
+
+/* x [B, 16, 8, 8] → Conv 3×3 (32, pad 1, no bias) → pool → GlobalAveragePool: the conv's output is
+ * 32·8·8·4 = 8,192 bytes a sample. */
+static tb_model *conv_pool(const char *pool)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16, 8, 8));
+	tb_weight(m, "w", D(32, 16, 3, 3));
+	tb_node(m, "Conv", L("x", "w"), L("y"));
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	if (pool) {
+		tb_node(m, pool, L("y"), L("p"));
+		tb_attr_ints(m, "kernel_shape", 2, (const int64_t[]){ 2, 2 });
+		tb_attr_ints(m, "strides", 2, (const int64_t[]){ 2, 2 });
+	}
+	tb_node(m, "GlobalAveragePool", L(pool ? "p" : "y"), L("g"));
+	tb_output(m, "g");
+	return m;
+}
+static tb_model *conv_gap(void) { return conv_pool(NULL); }
+static tb_model *conv_maxpool(void) { return conv_pool("MaxPool"); }
+static tb_model *conv_avgpool(void) { return conv_pool("AveragePool"); }
+
+/* What pooling keeps for backward. Saved at the end of the forward pass, batch 4:
+ * - Conv → GlobalAveragePool: PyTorch keeps the pool's input (4 · 8,192 = 32,768 bytes), TensorFlow's
+ *   Mean gradient only its shape: 0.
+ * - Conv → MaxPool 2×2 → GAP: PyTorch keeps the conv output (32,768), int64 indices of the [4, 32, 4, 4]
+ *   output (2,048 elements · 8 = 16,384) and the GAP's input (2,048 · 4 = 8,192): 57,344. TensorFlow's
+ *   MaxPoolGrad reads the input and the output: 32,768 + 8,192 = 40,960.
+ * - Conv → AveragePool 2×2 → GAP: PyTorch 32,768 + 8,192 = 40,960; TensorFlow nothing. */
+void test_tf_pool_saved(void);
+void test_tf_pool_saved(void)
+{
+	abacus_memory pt, tf;
+	BOTH(conv_gap, 4, 0, pt, tf);
+	CHECK_EQ_I64(pt.saved, 32768);
+	CHECK_EQ_I64(tf.saved, 0);
+	BOTH(conv_maxpool, 4, 0, pt, tf);
+	CHECK_EQ_I64(pt.saved, 57344);
+	CHECK_EQ_I64(tf.saved, 40960);
+	BOTH(conv_avgpool, 4, 0, pt, tf);
+	CHECK_EQ_I64(pt.saved, 40960);
+	CHECK_EQ_I64(tf.saved, 0);
+}
+
+/* x [8, 16, 8, 8] → Conv → Relu → GAP, the output [8, 32, 1, 1] (1,024 bytes) under MSE, whose error (1,024)
+ * lives until the step. A [8, 32, 8, 8] map is 65,536 bytes, the conv's weight 32·16·9·4 = 18,432. Above the
+ * persistent state:
+ * - without the Relu (TensorFlow): the conv's backward holds the pool's gradient (one map), its weight's
+ *   gradient and the error: 65,536 + 18,432 + 1,024 = 84,992;
+ * - with it, at the pool's backward, the ReLU's saved output, the pool's input gradient, the pool's output
+ *   gradient and the error: 65,536 + 65,536 + 1,024 + 1,024 = 133,120 on TensorFlow, whose ReluGrad then
+ *   writes the conv's output gradient into the ReLU's (in place);
+ * - PyTorch's ReLU backward makes a fresh one beside them (the pool's output gradient already freed):
+ *   3 · 65,536 + 1,024 = 197,632. */
+static tb_model *conv_relu_gap(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16, 8, 8));
+	tb_weight(m, "w", D(32, 16, 3, 3));
+	tb_node(m, "Conv", L("x", "w"), L("y"));
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	tb_node(m, "Relu", L("y"), L("r"));
+	tb_node(m, "GlobalAveragePool", L("r"), L("g"));
+	tb_output(m, "g");
+	return m;
+}
+
+void test_tf_activation_grad_in_place(void);
+void test_tf_activation_grad_in_place(void)
+{
+	abacus_memory pt0, tf0, pt1, tf1;
+	BOTH(conv_gap, 8, 0, pt0, tf0);
+	BOTH(conv_relu_gap, 8, 0, pt1, tf1);
+	CHECK_EQ_I64(tf0.peak - tf0.persistent, 84992);
+	CHECK_EQ_I64(tf1.peak - tf1.persistent, 133120);
+	CHECK_EQ_I64(pt1.peak - pt1.persistent, 197632);
+}
