@@ -89,6 +89,20 @@ for rt in torch-2.15.0; do
 	mkdir -p "data/$rt"
 	OUT="data/$rt/dataset.csv" fingerprint --hw cpu1 --python ".runtimes/$rt/bin/python"
 done
+# TensorFlow 2.21 (collector/tf_worker.py, the Keras zoo of collector/tf_zoo.py, graphs of collector/tf_export.py
+# in data/graphs/tf): its fingerprint, every Keras network at its smallest input, batch 1 and 4, SGD and
+# Adam, into data/tf-2.21.0/dataset.csv. Each configuration runs in a fresh worker (a reused TensorFlow worker
+# does not read the same memory: docs/PROTOCOL.md), about 10 s of start-up each.
+TFALL=$(.runtimes/tf-2.21.0/bin/python -m collector.tf_worker --list 2>/dev/null | /usr/bin/python3 -c "
+import json, sys
+print(','.join(json.loads(l)['name'] for l in sys.stdin if l.strip()))")
+if [ -n "$TFALL" ]; then
+	mkdir -p data/tf-2.21.0
+	OUT=data/tf-2.21.0/dataset.csv phase --runtime tf-2.21.0 --models "$TFALL" --graphs data/graphs/tf --size min \
+		--seq min --batch 1,4 --max-iter-seconds 1.5 --hw cpu1
+else
+	echo "== runtime tf-2.21.0 is not installed (scripts/setup.sh): skipped"
+fi
 [ -n "$GEN" ] && generated 1000 --hw cpu1 --batch 4
 # The three ids below had 300+ ok rows each by 2026-12-04 23:10 (their remaining configurations are the zoo's
 # costly tail); the fourth id, SSE4.1 on two threads, had none, so it comes before their tails. Its unseen

@@ -625,15 +625,18 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	}
 	abacus_eval *ev = ab_calloc(1, sizeof *ev);
 	size_t n = ex.n ? ex.n : 1;
+	/* Scored points: every row once, but in cross-hw once per hardware id it is not of (each fold trains on
+	 * one id and predicts all the others' rows) */
+	size_t np = protocol == ABACUS_EVAL_CROSS_HW && ex.n_hw > 2 ? n * (size_t)(ex.n_hw - 1) : n;
 	double *errs[E_N] = { 0 };
 	for (int k = 0; k < E_N; k++)
-		errs[k] = ab_malloc(n * sizeof(double));
+		errs[k] = ab_malloc(np * sizeof(double));
 	size_t *idx = ab_malloc(n * sizeof *idx), *tr = ab_malloc(n * sizeof *tr), *te = ab_malloc(n * sizeof *te);
 	double *net_t = ab_calloc((size_t)ex.n_nets + 1, sizeof(double)), *net_m = ab_calloc((size_t)ex.n_nets + 1, sizeof(double));
 	size_t *net_n = ab_calloc((size_t)ex.n_nets + 1, sizeof(size_t));
-	int *pt_net = ab_malloc(n * sizeof *pt_net), *pt_fam = ab_malloc(n * sizeof *pt_fam);
+	int *pt_net = ab_malloc(np * sizeof *pt_net), *pt_fam = ab_malloc(np * sizeof *pt_fam);
 	if (ev)
-		ev->points = ab_calloc(n, sizeof *ev->points);
+		ev->points = ab_calloc(np, sizeof *ev->points);
 	if (!ev || !ev->points || !pt_net || !pt_fam || !idx || !tr || !te || !net_t || !net_m || !net_n || !errs[E_N - 1] || !errs[0] || !errs[1] ||
 	    !errs[2] || !errs[3] || !errs[4]) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");

@@ -914,6 +914,54 @@ static char *two_runtime_csv(double t2_scale, int bad_runtime)
 	return out;
 }
 
+/* small.csv's rows spread over three machines (row i on m<i % 3>): three hardware keys (cpu1@m0, ...). */
+static char *three_machine_csv(void)
+{
+	FILE *f = fopen(SMALL, "rb");
+	char line[4096], *out = malloc(1 << 20);
+	size_t len = 0;
+	int i = -1;
+	while (f && out && fgets(line, sizeof line, f) && len + strlen(line) + 64 < (1 << 20)) {
+		line[strcspn(line, "\r\n")] = '\0';
+		len += (size_t)(i < 0 ? sprintf(out + len, "%s,machine,runtime\n", line)
+		                      : sprintf(out + len, "%s,m%d,torch-1.13.1\n", line, i % 3));
+		i++;
+	}
+	if (f)
+		fclose(f);
+	if (out)
+		out[len] = '\0';
+	return out;
+}
+
+/* cross-hw with more than two hardware ids: each fold trains on one and predicts every other's rows, so a
+ * row is scored once per id it is not of (it overflowed the points' arrays once ids named machines). */
+void test_eval_cross_hw_three(void);
+void test_eval_cross_hw_three(void)
+{
+	abacus_error err;
+	char *csv = three_machine_csv();
+	abacus_dataset *d = NULL;
+	CHECK(csv && abacus_dataset_load(&d, csv, strlen(csv), "three-machines", &err) == 0);
+	free(csv);
+	if (!d)
+		return;
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 10;
+	abacus_eval *ev = NULL;
+	CHECK_EQ_I64(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_CROSS_HW, &o, &err), 0);
+	if (ev) {
+		size_t np, nh;
+		abacus_eval_points(ev, &np);
+		CHECK_EQ_I64(np, 2 * 60); /* small.csv: 60 ok rows, each predicted by the two other machines' models */
+		const abacus_eval_hw *hw = abacus_eval_hardware(ev, &nh);
+		CHECK_EQ_I64(nh, 1); /* scores per hardware id as rows name it: all cpu1 */
+		CHECK(nh == 1 && !strcmp(hw[0].hw, "cpu1") && hw[0].time.n == 120);
+	}
+	abacus_eval_free(ev);
+	abacus_dataset_free(d);
+}
+
 /* Rows of two runtimes: each gets its own hardware id (torch-2.15.0/cpu1@m2), its own rates, and a prediction
  * names it; a configuration priced for a runtime the predictor has no rows of is refused, not priced as
  * another runtime's; a row of a runtime this abacus does not know is an error naming its line. */
