@@ -50,9 +50,8 @@ import sys
 import time
 import traceback
 
-from collector.worker import (DRY_ITERS, MAX_ITERS, MIN_TIMED_S, PROTOCOL, PROTOCOL_MALLOC, WARMUP,
-                              CALIB_RUNS, Skip, Tracker, _proc_cpus, busy_other, emit, g9, is_oom, log,
-                              one_line, percentile, protocol_stdout, timed_pass)
+from collector.worker import (DRY_ITERS, PROTOCOL, PROTOCOL_MALLOC, CALIB_RUNS, Skip, Tracker, _proc_cpus, emit,
+                              g9, graph_status, is_oom, log, one_line, protocol_stdout, timed_pass)
 
 RUNTIME_PREFIX = "tf-"
 # The environment docs/PROTOCOL.md fixes for TensorFlow workers (set by cli/profile/worker.c before the
@@ -275,10 +274,6 @@ class TFWorker:
 
         return step
 
-    def _pass(self, step, warmup, baseline, max_iters, min_timed_s):
-        """The protocol's measured part (collector/worker.py timed_pass) with TensorFlow's reference workload."""
-        return timed_pass(step, lambda: calib(self.tf), self.tracker, baseline, warmup, max_iters, min_timed_s)
-
     def measure(self, cfg: dict) -> dict:
         res = {"id": cfg.get("id"), "status": "ok", "error": ""}
         name, size, batch = cfg["network"], int(cfg["size"]), int(cfg["batch"])
@@ -313,26 +308,11 @@ class TFWorker:
             step = self._setup(net, size, batch, optim, objs)
             res["params"] = objs["params"]
             res["count_params"] = objs["count_params"]
-            warm, calib_before, persistent, times, peak, s0, s1, calib_after = \
-                self._pass(step, WARMUP, baseline, MAX_ITERS, MIN_TIMED_S)
+            # (the protocol's measured part with TensorFlow's reference workload)
+            measured = timed_pass(step, lambda: calib(self.tf), tr, baseline, self.ncpu, dry)
             if objs["traces"][0] != 1:
                 raise RuntimeError(f"the training step was traced {objs['traces'][0]} times, not once")
-
-            st = sorted(times)
-            mean = statistics.fmean(times)
-            res.update({
-                "time_s": g9(statistics.median(times)),
-                "time_min_s": g9(st[0]),
-                "time_p90_s": g9(percentile(st, 0.9)),
-                "time_cv": g9(statistics.stdev(times) / mean if len(times) > 1 and mean > 0 else 0.0),
-                "iterations": len(times),
-                "calib_s": g9((calib_before + calib_after) / 2),
-                "memory_bytes": peak if tr.ok else None,
-                "persistent_bytes": persistent if tr.ok else None,
-                "busy_other": round(busy_other(s0, s1, self.ncpu), 4),
-                "warmup_s": [g9(t) for t in dry + warm],
-                "traces": objs["traces"][0],
-            })
+            res.update(measured, traces=objs["traces"][0])
         except Skip as e:
             res.update(status="skipped", error=str(e))
         except BaseException as e:  # noqa: BLE001 - failures are data
@@ -356,13 +336,10 @@ class TFWorker:
 
     def _export(self, cfg, name, size) -> dict:
         """worker.py's contract: graph_status none | exists | missing | exported | failed (+ graph_error)."""
-        path = cfg.get("graph")
-        if not path:
-            return {"graph_status": "none"}
-        if os.path.exists(path):
-            return {"graph_status": "exists"}
-        if not cfg.get("export", True):
-            return {"graph_status": "missing"}
+        status = graph_status(cfg)
+        if status:
+            return status
+        path = cfg["graph"]
         try:
             if self.export is None:
                 try:

@@ -208,11 +208,12 @@ class Skip(Exception):
     pass
 
 
-def timed_pass(step, calib_fn, tr, baseline, warmup=WARMUP, max_iters=MAX_ITERS, min_timed_s=MIN_TIMED_S):
+def timed_pass(step, calib_fn, tr, baseline, ncpu, dry_s, warmup=WARMUP, max_iters=MAX_ITERS,
+               min_timed_s=MIN_TIMED_S) -> dict:
     """The measured part of docs/PROTOCOL.md, for every runtime's worker: warm-up steps, calib_before,
     gc.collect(), persistent bytes, reset the peak, timed steps with the garbage collector paused (>= MIN_ITERS,
-    until min_timed_s, <= max_iters), the peak, calib_after. Returns (warm-up times, calib_before, persistent,
-    times, peak, cpu sample before, cpu sample after, calib_after)."""
+    until min_timed_s, <= max_iters), the peak, calib_after. Returns the row's measured fields (time_s ...
+    warmup_s, the dry run's times `dry_s` first); `ncpu` is the machine's CPU count for busy_other."""
     warm = []
     for _ in range(max(0, warmup)):
         t0 = time.perf_counter()
@@ -237,7 +238,34 @@ def timed_pass(step, calib_fn, tr, baseline, warmup=WARMUP, max_iters=MAX_ITERS,
         s1 = cpu_sample()
     finally:
         gc.enable()
-    return warm, calib_before, persistent, times, peak, s0, s1, calib_fn()
+    calib_after = calib_fn()
+    st = sorted(times)
+    mean = statistics.fmean(times)
+    return {
+        "time_s": g9(statistics.median(times)),
+        "time_min_s": g9(st[0]),
+        "time_p90_s": g9(percentile(st, 0.9)),
+        "time_cv": g9(statistics.stdev(times) / mean if len(times) > 1 and mean > 0 else 0.0),
+        "iterations": len(times),
+        "calib_s": g9((calib_before + calib_after) / 2),
+        "memory_bytes": peak if tr.ok else None,
+        "persistent_bytes": persistent if tr.ok else None,
+        "busy_other": round(busy_other(s0, s1, ncpu), 4),
+        "warmup_s": [g9(t) for t in list(dry_s) + warm],
+    }
+
+
+def graph_status(cfg: dict):
+    """The graph-file part of every worker's export contract: {"graph_status": none | exists | missing} when
+    there is nothing to export, None when the worker should export the graph to cfg["graph"]."""
+    path = cfg.get("graph")
+    if not path:
+        return {"graph_status": "none"}
+    if os.path.exists(path):
+        return {"graph_status": "exists"}
+    if not cfg.get("export", True):
+        return {"graph_status": "missing"}
+    return None
 
 
 class Worker:
@@ -349,23 +377,7 @@ class Worker:
             baseline = tr.live()
             step = self._setup(net, size, batch, optim, objs)
             res["params"] = objs["params"]
-            warm, calib_before, persistent, times, peak, s0, s1, calib_after = \
-                timed_pass(step, lambda: calib(torch), tr, baseline)
-
-            st = sorted(times)
-            mean = statistics.fmean(times)
-            res.update({
-                "time_s": g9(statistics.median(times)),
-                "time_min_s": g9(st[0]),
-                "time_p90_s": g9(percentile(st, 0.9)),
-                "time_cv": g9(statistics.stdev(times) / mean if len(times) > 1 and mean > 0 else 0.0),
-                "iterations": len(times),
-                "calib_s": g9((calib_before + calib_after) / 2),
-                "memory_bytes": peak if tr.ok else None,
-                "persistent_bytes": persistent if tr.ok else None,
-                "busy_other": round(busy_other(s0, s1, self.ncpu), 4),
-                "warmup_s": [g9(t) for t in dry + warm],
-            })
+            res.update(timed_pass(step, lambda: calib(torch), tr, baseline, self.ncpu, dry))
         except Skip as e:
             res.update(status="skipped", error=str(e))
         except BaseException as e:  # noqa: BLE001 - failures are data
@@ -390,13 +402,10 @@ class Worker:
         return res
 
     def _export(self, cfg, name, size) -> dict:
-        path = cfg.get("graph")
-        if not path:
-            return {"graph_status": "none"}
-        if os.path.exists(path):
-            return {"graph_status": "exists"}
-        if not cfg.get("export", True):
-            return {"graph_status": "missing"}
+        status = graph_status(cfg)
+        if status:
+            return status
+        path = cfg["graph"]
         if not self.torch.__version__.startswith("1.13"):
             # The graphs are torch 1.13's export (docs/PROTOCOL.md, "Graphs"); another runtime measures the same
             # network against that graph (its row's params must equal the graph's: test_dataset_rows_match_graphs)
