@@ -107,7 +107,8 @@ typedef struct ab_novelty {
 typedef struct ab_novelty_obs {
 	double d, rt, lm, fm;
 } ab_novelty_obs;
-/* The distinct compositions of rows idx[0..n) of ex (keeps mem_tau and the widenings). */
+/* Resets `nv` to the distinct compositions of rows idx[0..n) of ex (no fading, no widening until
+ * ab_novelty_calibrate). */
 int ab_novelty_refs(ab_novelty *nv, const ab_examples *ex, const size_t *idx, size_t n, abacus_error *err);
 int ab_novelty_add(ab_novelty *nv, const double *c, abacus_error *err); /* one composition (bundle loading) */
 /* The distance of feature vector x's composition from the nearest reference (0 without references). */

@@ -82,9 +82,7 @@ int ab_novelty_add(ab_novelty *nv, const double *c, abacus_error *err)
 
 int ab_novelty_refs(ab_novelty *nv, const ab_examples *ex, const size_t *idx, size_t n, abacus_error *err)
 {
-	double mt = nv->mem_tau, wt = nv->widen_t, wm = nv->widen_m;
-	memset(nv, 0, sizeof *nv);
-	nv->mem_tau = mt, nv->widen_t = wt, nv->widen_m = wm;
+	memset(nv, 0, sizeof *nv); /* references first: the calibration (ab_novelty_calibrate) comes after */
 	size_t slots = 16;
 	while (slots < 2 * n)
 		slots *= 2;
