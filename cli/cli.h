@@ -59,6 +59,8 @@ typedef struct cli_graph_opts {
 	cli_format fmt;
 	const char *model, *hw, *svg;  /* --model, --hw, --svg where the command accepts them */
 	cli_args files;                /* the positional arguments, while parsing */
+	int64_t threads_opt;           /* --threads (0: not given) */
+	const char *isa_opt;           /* --isa (NULL: not given) */
 	char model_path[4096];         /* the bundled predictor's path when --model is not given */
 } cli_graph_opts;
 
@@ -91,11 +93,19 @@ int cli_format_csv_opt(void *target, const char *v, const char *cmd);
 	CLI_OPT(CLI_OPT_FUNC, "--runtime", "NAME", &(o).cfg.runtime,                                                \
 	        "the runtime whose kernels and training step are priced: torch-1.13.1 (default),\n"               \
 	        "torch-2.15.0 or tf-2.21.0", .func = cli_runtime_opt),                                              \
+	CLI_OPT(CLI_OPT_I64, "--threads", "N", &(o).threads_opt,                                                    \
+	        "intra-op threads of the machine (default: --hw's or --machine's, else 1)", .min = 1, .max = 4096),  \
+	CLI_OPT(CLI_OPT_STRING, "--isa", "NAME", &(o).isa_opt,                                                      \
+	        "widest vector ISA its kernels may use: avx512, avx2, sse41, sse (default: --hw's or\n"           \
+	        "--machine's; else an AVX machine): without AVX, convolutions' backward holds more memory"),       \
 	CLI_OPT(CLI_OPT_SWITCH, "--strict", NULL, &(o).cfg.strict,                                                  \
 	        "fail on ops that are not in the op table instead of counting them as 'other'")
 /* Parses `cmd GRAPH [options]` with `specs` (which include CLI_GRAPH_OPT_SPECS(*o)). Returns -1 when the
  * command should go on, else the exit code to return (CLI_OK after --help, CLI_USAGE after a usage error,
  * already printed). A table with --model and no --model given: o->model is the bundled predictor. */
+/* The machine a configuration runs on, where its memory depends on it: threads and ISA from a hardware or
+ * machine id (abacus_config_hw; NULL: none), then --threads and --isa where given. */
+void cli_graph_machine(cli_graph_opts *o, const char *hw);
 int cli_graph_parse(cli_graph_opts *o, const cli_opt_spec *specs, const char *cmd, const char *description, int argc,
                     char **argv);
 /* Loads o->file and analyses it at o->cfg; on failure prints the error, frees what it made and returns

@@ -1,5 +1,5 @@
 /*
- * cmd_eval.c — `abacus eval DATA.csv... --protocol random|lomo|lofo|cross-hw|lomachine`: the predictor's error
+ * cmd_eval.c — `abacus eval DATA.csv... --protocol random|lomo|lofo|cross-hw|lomachine|loruntime`: the error
  * against measured rows, beside the analytic and FLOPs-proportional baselines and the noise floor, per
  * hardware id and per machine.
  */
@@ -18,7 +18,9 @@ static const char description[] =
 	"leave-one-family-out (a family of networks at a time: --families FILE); cross-hw = train on\n"
 	"one hardware id, test on the others; lomachine = leave-one-machine-out: every machine with a profile\n"
 	"(--machines) is predicted from its profile by a model trained on the other machines' rows (rows of\n"
-	"machines without a profile are left out). Prints MRE, median and 90th percentile relative error for\n"
+	"machines without a profile are left out); loruntime = leave-one-runtime-out: each runtime's rows\n"
+	"(give every runtime's dataset) predicted by a model trained on the other runtimes' rows (--shots K:\n"
+	"and K of its own). Prints MRE, median and 90th percentile relative error for\n"
 	"time and memory, the analytic and FLOPs-proportional baselines, the noise floor of repeated\n"
 	"measurements, per hardware id, per machine (with its own noise floor and, for lomachine, the share of\n"
 	"measured times inside the 90 % interval) and per network.\n";
@@ -487,9 +489,9 @@ int cmd_eval(int argc, char **argv)
 	int proto_i = 0, fmt_i = 0;
 	const char *svg = NULL, *rows_out = NULL, *json_out = NULL;
 	cli_args files = { 0 };
-	static const char *const protocols[] = { "random", "lomo", "cross-hw", "lomachine", "lofo", NULL };
+	static const char *const protocols[] = { "random", "lomo", "cross-hw", "lomachine", "lofo", "loruntime", NULL };
 	static const abacus_eval_protocol proto_of[] = { ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW,
-		                                         ABACUS_EVAL_LOMACHINE, ABACUS_EVAL_LOFO };
+		                                         ABACUS_EVAL_LOMACHINE, ABACUS_EVAL_LOFO, ABACUS_EVAL_LORUNTIME };
 	const char *families_arg = NULL;
 	family_table fams = { 0 };
 	static const char *const formats[] = { "table", "json", NULL };
@@ -508,8 +510,14 @@ int cmd_eval(int argc, char **argv)
 		        "a network not listed is a family of its own (scripts/families.py writes\n"
 		        "data/families.tsv from the zoo and the generator; default for lofo)"),
 		CLI_OPT(CLI_OPT_I64, "--shots", "K", &shots,
-		        "lomachine few-shot: K rows of the held-out machine (one per network first) refit\n"
-		        "its time factor and are not scored (default 0: zero-shot)", .min = 0, .max = 100000),
+		        "few-shot, lomachine: K rows of the held-out machine (one per network first) refit\n"
+		        "its time factor; loruntime: K rows of the held-out runtime (one per network first)\n"
+		        "join the training rows; neither kind is scored (default 0: zero-shot)",
+		        .min = 0, .max = 100000),
+		CLI_OPT(CLI_OPT_FUNC, "--runtime", "NAME", &o.score_runtime,
+		        "score only the rows of this runtime (torch-1.13.1, torch-2.15.0, tf-2.21.0); every\n"
+		        "row still trains as the protocol says, and folds without its rows are skipped",
+		        .func = cli_runtime_opt),
 		CLI_OPT(CLI_OPT_STRING, "--svg", "FILE", &svg,
 		        "draw predicted against measured time and memory, and the per-network errors"),
 		CLI_OPT(CLI_OPT_STRING, "--json", "FILE", &json_out,
@@ -531,8 +539,8 @@ int cmd_eval(int argc, char **argv)
 	char **file_list = files.v;
 	size_t n_files = files.n;
 	rc = CLI_USAGE;
-	if (shots && proto != ABACUS_EVAL_LOMACHINE) {
-		rc = cli_usage("eval", "--shots is for --protocol lomachine");
+	if (shots && proto != ABACUS_EVAL_LOMACHINE && proto != ABACUS_EVAL_LORUNTIME) {
+		rc = cli_usage("eval", "--shots is for --protocol lomachine or loruntime");
 		goto out;
 	}
 	if (proto == ABACUS_EVAL_LOMACHINE && !machines_arg)

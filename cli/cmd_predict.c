@@ -51,8 +51,16 @@ int cmd_predict(int argc, char **argv)
 	abacus_prediction pr;
 	double *shares = NULL, step_share = 0;
 	rc = CLI_FAIL;
+	if (x.machine && abacus_machine_load_file(&mach, x.machine, &err)) {
+		rc = cli_fail(&err);
+		goto out;
+	}
+	if (mach) { /* its threads, and the ISA its id names */
+		o.cfg.threads = abacus_machine_threads(mach);
+		cli_graph_machine(&o, abacus_machine_id(mach));
+	}
 	if (abacus_predictor_load_file(&p, model, &err) || abacus_graph_load_file(&g, o.file, &err) ||
-	    abacus_analyze(&a, g, &o.cfg, &err) || (x.machine && abacus_machine_load_file(&mach, x.machine, &err)) ||
+	    abacus_analyze(&a, g, &o.cfg, &err) ||
 	    (mach ? abacus_predict_machine(&pr, p, a, mach, calib, &err) : abacus_predict(&pr, p, a, hw, calib, &err))) {
 		rc = cli_fail(&err);
 		goto out;

@@ -278,6 +278,15 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
 	free(v);
 }
 
+void cli_graph_machine(cli_graph_opts *o, const char *hw)
+{
+	abacus_config_hw(&o->cfg, hw);
+	if (o->threads_opt)
+		o->cfg.threads = (int)o->threads_opt;
+	if (o->isa_opt)
+		o->cfg.isa = o->isa_opt;
+}
+
 int cli_graph_parse(cli_graph_opts *o, const cli_opt_spec *specs, const char *cmd, const char *description, int argc,
                     char **argv)
 {
@@ -288,6 +297,7 @@ int cli_graph_parse(cli_graph_opts *o, const cli_opt_spec *specs, const char *cm
 	o->file = o->files.v[0];
 	free(o->files.v);
 	o->files.v = NULL;
+	cli_graph_machine(o, o->hw);
 	/* A command that takes --model predicts with the bundled predictor when it is not given. */
 	for (const cli_opt_spec *s = specs; s->type != CLI_OPT_END; s++)
 		if (s->name && !strcmp(s->name, "--model") && !o->model) {

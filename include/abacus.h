@@ -110,7 +110,7 @@ typedef struct abacus_input_shape {
 /* Option structs carry a version (libgit2's convention): initialise one with its _INIT macro or _init()
  * function, then set fields; a library that meets a version it does not know refuses the struct instead of
  * reading fields that are not there. */
-#define ABACUS_CONFIG_VERSION 1
+#define ABACUS_CONFIG_VERSION 2
 typedef struct abacus_config {
 	unsigned int version;              /* ABACUS_CONFIG_VERSION */
 	int64_t batch;                     /* replaces every symbolic (dynamic) batch dimension */
@@ -121,11 +121,22 @@ typedef struct abacus_config {
 	/* The runtime whose costs apply (abacus_runtime_name lists them: "torch-1.13.1"); NULL is the first, the
 	 * one the bundled dataset was measured with. An unknown name is an error of abacus_analyze. */
 	const char *runtime;
+	/* Version 2: the machine, where memory depends on it. Intra-op threads (0 or 1: one), and the widest
+	 * vector ISA its kernels may use, as machine ids spell it ("avx512", "avx2", "sse41", "sse"; NULL: an
+	 * AVX machine like the dataset's). Without AVX oneDNN runs a convolution's backward through im2col and
+	 * a per-thread scratchpad (docs/COSTS.md "Capped ISA"); abacus_config_hw sets both from a hardware id. */
+	int threads;
+	const char *isa;
 } abacus_config;
 
-#define ABACUS_CONFIG_INIT { ABACUS_CONFIG_VERSION, 1, NULL, 0, ABACUS_OPT_SGD, 0, NULL }
-/* Fills *cfg with the defaults of ABACUS_CONFIG_INIT; ABACUS_EINVAL for a version this library lacks. */
+#define ABACUS_CONFIG_INIT { ABACUS_CONFIG_VERSION, 1, NULL, 0, ABACUS_OPT_SGD, 0, NULL, 1, NULL }
+/* Fills *cfg with the defaults of ABACUS_CONFIG_INIT for `version` (1 or 2: a version-1 struct gets only its
+ * own fields); ABACUS_EINVAL for a version this library lacks. */
 int abacus_config_init(abacus_config *cfg, unsigned int version);
+/* Sets cfg->threads and cfg->isa from a hardware id as predictors key them ("cpu2", "cpu1@<machine id>",
+ * "torch-2.15.0/cpu1@<machine id>") or a machine id ("amd-f25m17-sse41-t2-8ed9a3b6": its ISA and thread
+ * fields); what it cannot read stays as it was. `hw` must outlive cfg (cfg->isa points into it). */
+void abacus_config_hw(abacus_config *cfg, const char *hw);
 
 /* The runtimes this library prices, i = 0, 1, ... until NULL; the first is the default. */
 const char *abacus_runtime_name(size_t i);
@@ -189,7 +200,8 @@ typedef struct abacus_totals {
  * activations + workspace. */
 typedef struct abacus_memory {
 	int64_t weights;         /* parameters, 4 bytes each (float32) */
-	int64_t buffers;         /* non-trainable state such as BatchNorm running statistics */
+	int64_t buffers;         /* non-trainable state such as BatchNorm running statistics, and what the runtime
+	                          * keeps between steps (tf-2.21.0: its traced step; PyTorch's: nothing) */
 	int64_t optimizer;       /* sgd: momentum (1 × weights); adam: exp_avg + exp_avg_sq (2 × weights) */
 	int64_t inputs;          /* the input batch and the labels/targets, made once before the loop */
 	int64_t gradients;       /* parameter gradients live at the peak */
@@ -289,9 +301,9 @@ double abacus_machine_rate(const abacus_machine *m, const char *name, double *sp
 
 typedef struct abacus_predictor abacus_predictor;
 
-/* Version 2 added `progress` and `payload`, version 3 `family_of`. An older struct (a program built against an
+/* Version 2 added `progress` and `payload`, version 3 `family_of`, version 4 `score_runtime`. An older struct (a program built against an
  * older header) is still accepted: only its fields are read, the later ones keep their defaults. */
-#define ABACUS_TRAIN_OPTS_VERSION 3
+#define ABACUS_TRAIN_OPTS_VERSION 4
 typedef struct abacus_train_opts {
 	unsigned int version;     /* ABACUS_TRAIN_OPTS_VERSION */
 	uint64_t seed;            /* row shuffling, folds and XGBoost's sampling */
@@ -303,7 +315,8 @@ typedef struct abacus_train_opts {
 	 * rates by the leave-one-machine-out evaluation. NULL/0: none. */
 	const abacus_machine *const *machines;
 	size_t n_machines;
-	int shots;                /* lomachine: K rows of the held-out machine refit its speed (0: zero-shot) */
+	int shots;                /* lomachine: K rows of the held-out machine refit its speed; loruntime: K rows of
+	                           * the held-out runtime join the training rows (0: zero-shot) */
 	/* Version 2. Progress of abacus_train and abacus_evaluate (NULL: none), for a caller that shows it; the
 	 * library itself never prints. Called on the calling thread with done = 0 before the work starts, then
 	 * after each unit of work with done increasing by one, the last call with done == total (a run that
@@ -319,10 +332,14 @@ typedef struct abacus_train_opts {
 	 * a family of its own. The caller's strings, read during the call. */
 	const char *const *family_of;
 	size_t n_family_of;
+	/* Version 4. abacus_evaluate scores only the rows of this runtime ("tf-2.21.0"; NULL: every row), so that
+	 * a runtime's figures cost only the folds that hold its rows; every other row still trains as the
+	 * protocol says (lomo still holds out a network's rows of every runtime). */
+	const char *score_runtime;
 } abacus_train_opts;
 
-#define ABACUS_TRAIN_OPTS_INIT { ABACUS_TRAIN_OPTS_VERSION, 1, 400, 6, 0.05, ".", NULL, 0, 0, NULL, NULL, NULL, 0 }
-/* Fills *o with the defaults of ABACUS_TRAIN_OPTS_INIT for `version` (1 to 3): for an older version only the
+#define ABACUS_TRAIN_OPTS_INIT { ABACUS_TRAIN_OPTS_VERSION, 1, 400, 6, 0.05, ".", NULL, 0, 0, NULL, NULL, NULL, 0, NULL }
+/* Fills *o with the defaults of ABACUS_TRAIN_OPTS_INIT for `version` (1 to 4): for an older version only the
  * fields its struct has are written. ABACUS_EINVAL for a version this library lacks. */
 int abacus_train_opts_init(abacus_train_opts *o, unsigned int version);
 
@@ -404,9 +421,11 @@ size_t abacus_plan_batches(int64_t *out, size_t cap, int64_t good, int64_t max_b
 
 /* lomachine: every machine with a profile and rows is predicted by a model trained on the other machines'
  * rows, from its profile alone (opts.shots = 0) or with K of its rows (few-shot); rows of machines without
- * a profile are left out. */
+ * a profile are left out. loruntime: every runtime's rows are predicted by a model trained on the other
+ * runtimes' rows (opts.shots = K: and K rows of its own, one per network first, which are not scored). */
 typedef enum {
-	ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW, ABACUS_EVAL_LOMACHINE, ABACUS_EVAL_LOFO
+	ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW, ABACUS_EVAL_LOMACHINE, ABACUS_EVAL_LOFO,
+	ABACUS_EVAL_LORUNTIME
 } abacus_eval_protocol;
 
 typedef enum {

@@ -7,7 +7,7 @@
 #   sh scripts/eval_machines.sh [SNAPSHOT.csv] [BUNDLE]
 set -eu
 cd "$(dirname "$0")/.."
-A=build/release/abacus
+A=${ABACUS:-build/release/abacus}
 SNAP=${1:-}
 MODEL=${2:-data/predictor.abacus}
 if [ -z "$SNAP" ]; then

@@ -13,7 +13,10 @@ model(x, training=True), the loss (cross-entropy from logits against random labe
 against zeros otherwise), tape.gradient, optimizer.apply_gradients, `.numpy()` of the loss. SGD is
 SGD(0.01, momentum 0.9), Adam Adam(1e-3). Prints one row per configuration: measured persistent and peak,
 Abacus's (`abacus inspect --format json`, with --runtime when given) and the difference in bytes and as a
-share of the measured peak.
+share of the measured peak, and the operations of the traced step's graph (tf_ops). The models `stack_KIND_N`
+(KIND conv, convnb, dw, bn, dense, relu, add, mul, concat, pad, relu6, swish, drop, ln, maxpool, lstm, gru; N
+0 to 16) are N identical layers on an 8×8×8 input, for the traced step's state per layer (docs/COSTS.md,
+"State per op"; scripts/tf_persistent_memory.py --stacks reads their --json rows).
 """
 from __future__ import annotations
 
@@ -85,7 +88,53 @@ def models():
         x = L.LSTM(256, return_sequences=True)(x)
         return keras.Model(i, L.Dense(16)(x))
 
-    return {
+    def stack(kind, n):
+        """n identical layers of `kind` on a tiny input (docs/COSTS.md, "State per op"): a 1×1 Conv2D first so
+        that gradients flow through the stack, GlobalAveragePooling2D and Dense(10) after it."""
+        def build():
+            i = img(8, 8, 8)
+            x = x0 = L.Conv2D(8, 1)(i)
+            if kind in ("lstm", "gru"):
+                x = L.Reshape((64, 8))(x)
+            for _ in range(n):
+                if kind == "conv":
+                    x = L.Conv2D(8, 3, padding="same")(x)
+                elif kind == "convnb":
+                    x = L.Conv2D(8, 3, padding="same", use_bias=False)(x)
+                elif kind == "dw":
+                    x = L.DepthwiseConv2D(3, padding="same", use_bias=False)(x)
+                elif kind == "bn":
+                    x = L.BatchNormalization()(x)
+                elif kind == "dense":
+                    x = L.Dense(8)(x)
+                elif kind == "relu":
+                    x = L.ReLU()(x)
+                elif kind == "add":
+                    x = L.Add()([x, x0])
+                elif kind == "mul":
+                    x = L.Multiply()([x, x0])
+                elif kind == "concat":
+                    x = L.Concatenate()([x, x0])
+                elif kind == "pad":
+                    x = L.ZeroPadding2D(1)(x)
+                elif kind in ("relu6", "swish"):
+                    x = L.ReLU(6.0)(x) if kind == "relu6" else L.Activation("swish")(x)
+                elif kind == "drop":
+                    x = L.Dropout(0.1)(x)
+                elif kind == "ln":
+                    x = L.LayerNormalization()(x)
+                elif kind == "maxpool":
+                    x = L.MaxPooling2D(3, 1, padding="same")(x)
+                elif kind in ("lstm", "gru"):
+                    x = (L.LSTM if kind == "lstm" else L.GRU)(8, return_sequences=True)(x)
+            x = (L.GlobalAveragePooling1D() if kind in ("lstm", "gru") else L.GlobalAveragePooling2D())(x)
+            return keras.Model(i, L.Dense(10)(x))
+        return build
+
+    stacks = {f"stack_{k}_{n}": (stack(k, n), "ce") for k in ("conv", "convnb", "dw", "bn", "dense", "relu", "add", "mul", "concat",
+                                                          "pad", "relu6", "swish", "drop", "ln", "maxpool", "lstm", "gru")
+              for n in (0, 1, 2, 4, 8, 16)}
+    return stacks | {
         "dense": (dense, "ce"),
         "mlp2": (mlp2, "ce"),
         "conv": (conv_then(lambda x: x), "ce"),
@@ -181,9 +230,12 @@ def measure_one(tf, keras, build, batch, optim, tracker):
         tracker.reset()
         step()
         peaks.append(tracker.peak() - base)
+    # The traced step's size: operations of its graph (forward, gradients and the optimizer's updates).
+    objs["ops"] = len(objs["fn"].get_concrete_function(objs["x"], objs["y"]).graph.get_operations())
+    ops = objs["ops"]
     del step
     free()
-    return persistent, peaks
+    return persistent, peaks, ops
 
 
 def abacus_memory(abacus, path, batch, optim, runtime):
@@ -234,7 +286,7 @@ def main(argv=None):
     names = list(zoo) if a.models == "all" else a.models.split(",")
     os.makedirs(a.out_dir, exist_ok=True)
     print(f"{'model':13} {'opt':4} {'B':>3} {'persistent':>11} {'peak':>11} {'peak2':>11} {'abacus_pers':>11} "
-          f"{'abacus_peak':>11} {'diff':>11} {'diff%':>7}", flush=True)
+          f"{'abacus_peak':>11} {'diff':>11} {'diff%':>7} {'tf_ops':>5}", flush=True)
     rows = []
     for name in names:
         build, _ = zoo[name]
@@ -244,13 +296,13 @@ def main(argv=None):
         tf_export.export_built(build(), path, name, 0, "image")
         for optim in a.optimizers.split(","):
             for b in (int(x) for x in a.batches.split(",")):
-                pers, peaks = measure_one(tf, keras, build, b, optim, tracker)
+                pers, peaks, ops = measure_one(tf, keras, build, b, optim, tracker)
                 mem = abacus_memory(a.abacus, path, b, optim, a.runtime) or {"peak": 0, "persistent": 0}
                 d = mem["peak"] - peaks[0]
                 rows.append(dict(model=name, optimizer=optim, batch=b, persistent=pers, peak=peaks[0], peak2=peaks[1],
-                                 abacus=mem))
+                                 abacus=mem, tf_ops=ops))
                 print(f"{name:13} {optim:4} {b:>3} {pers:>11} {peaks[0]:>11} {peaks[1]:>11} {mem['persistent']:>11} "
-                      f"{mem['peak']:>11} {d:>11} {100.0 * d / peaks[0]:>+6.1f}%", flush=True)
+                      f"{mem['peak']:>11} {d:>11} {100.0 * d / peaks[0]:>+6.1f}% {ops:>5}", flush=True)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)

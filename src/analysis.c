@@ -437,7 +437,8 @@ static int run(abacus_analysis *a, abacus_error *err)
 	for (int i = 0; i < g->n_nodes; i++) {
 		int node = g->order[i];
 		const ab_node *n = &g->nodes[node];
-		ab_ctx c = { g, n, a->shapes, a->vals, a->rg, err, &a->vals_arena, a->cl, a->rt };
+		ab_ctx c = { g, n, a->shapes, a->vals, a->rg, err, &a->vals_arena, a->cl, a->rt, a->cfg.threads,
+		             !ab_isa_has_avx(a->cfg.isa) };
 		const ab_opdef *def = ab_node_def(n);
 		if (!def) {
 			if (a->cfg.strict) {
@@ -516,15 +517,23 @@ int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_co
 	*out = NULL;
 	if (!g || !cfg)
 		return ab_err(err, ABACUS_EINVAL, "", "NULL graph or configuration");
-	if (ab_check_version("abacus_config", cfg->version, ABACUS_CONFIG_VERSION, err))
+	abacus_config cur;
+	if (ab_config_read(&cur, cfg, err))
 		return ABACUS_EINVAL;
+	cfg = &cur;
 	if (cfg->batch <= 0)
 		return ab_err(err, ABACUS_EINVAL, "", "batch must be at least 1 (got %lld)", (long long)cfg->batch);
+	if (cfg->threads < 0 || cfg->threads > 4096)
+		return ab_err(err, ABACUS_EINVAL, "", "threads must be 1 to 4096 (got %d)", cfg->threads);
+	if (ab_check_isa(&cur.isa, cfg->isa, err)) /* (the static name: the caller's string is not retained) */
+		return ABACUS_EINVAL;
 	abacus_analysis *a = ab_calloc(1, sizeof *a);
 	if (!a)
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	a->g = g;
 	a->cfg = *cfg;
+	if (a->cfg.threads < 1)
+		a->cfg.threads = 1;
 	a->rt = ab_runtime_find(cfg->runtime);
 	if (!a->rt) {
 		const char *name;

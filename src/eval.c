@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "runtime.h"
 
 enum { E_TIME, E_TIME_RAW, E_MEM, E_BASE_TIME, E_BASE_MEM, E_FLOPS_TIME, E_N };
 
@@ -311,6 +312,20 @@ static int intern(const char **names, int *n, const char *s)
 	return j;
 }
 
+/* A row's runtime's index in names[] (interned; a row that names none ran the default runtime). */
+static int row_runtime(const ab_examples *ex, size_t r, const char **names, int *n)
+{
+	const char *rt = ex->rows[r]->runtime;
+	return intern(names, n, rt && rt[0] ? rt : abacus_runtime_name(0));
+}
+
+/* Whether row r is scored: every row, or (abacus_train_opts.score_runtime) only the rows of that runtime. */
+static int scored(const ab_examples *ex, size_t r, const char *only)
+{
+	const char *rt = ex->rows[r]->runtime;
+	return !only || !strcmp(rt && rt[0] ? rt : abacus_runtime_name(0), only);
+}
+
 /* The 90 % intervals of the held-out groups (lomo: networks; lofo: families), and how far their memory
  * correction is trusted, each from the other groups' out-of-fold rows, so that nothing of a group decides
  * its own: as the bundle does with cross-validation inside its training rows (novelty.c), the memory
@@ -413,7 +428,7 @@ out:
 /* Leave-one-machine-out over the machines with a profile and rows. Few-shot (`shots` = K > 0): K rows of
  * the held-out machine, one per network in the shuffled order first (so that they cover the zoo), then
  * any, fit its time factor and are not scored. */
-static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_t *te, int shots,
+static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_t *te, int shots, const char *only,
                      const ab_train_params *prm, double *shot_scale, double *errs[E_N], size_t *ne, double *net_t,
                      double *net_m, size_t *net_n, abacus_eval_point *pts, int *pt_net, ab_progress *pg,
                      abacus_error *err)
@@ -469,7 +484,7 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 			int is_shot = 0;
 			for (size_t k = 0; k < ns && !is_shot; k++)
 				is_shot = shot[k] == r;
-			if (!is_shot)
+			if (!is_shot && scored(ex, r, only))
 				te[nt++] = r;
 		}
 		if (nt)
@@ -484,12 +499,77 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 	return rc;
 }
 
+/* How many runtimes the rows ran on (loruntime's folds). Every row's runtime is a known one
+ * (ab_examples_build refuses the others), so there are at most AB_N_RUNTIMES. */
+static int count_runtimes(const ab_examples *ex)
+{
+	const char *names[AB_N_RUNTIMES];
+	int n = 0;
+	for (size_t r = 0; r < ex->n; r++)
+		row_runtime(ex, r, names, &n);
+	return n;
+}
+
+/* Leave-one-runtime-out: each runtime's rows predicted by a model trained on the other runtimes' rows and
+ * `shots` rows of its own (one per network in the shuffled order first, then any; not scored): how far off
+ * a runtime nobody measured is, and what a few of its rows buy. The held-out runtime's hardware key has no
+ * rows (or fewer than AB_MIN_HW_ROWS), so its time rates are the all-rows fit at its rows' speed index. */
+static int loruntime(const ab_examples *ex, const size_t *idx, size_t *tr, size_t *te, int shots, const char *only,
+                     const ab_train_params *prm, double *errs[E_N], size_t *ne, double *net_t, double *net_m,
+                     size_t *net_n, abacus_eval_point *pts, int *pt_net, ab_progress *pg, abacus_error *err)
+{
+	const char *names[AB_N_RUNTIMES];
+	int n_rt = 0, rc = 0;
+	int *rt = ab_malloc((ex->n ? ex->n : 1) * sizeof *rt);
+	char *seen = ab_calloc((size_t)ex->n_nets + 1, 1), *is_shot = ab_calloc(ex->n ? ex->n : 1, 1);
+	if (!rt || !seen || !is_shot) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
+	for (size_t r = 0; r < ex->n; r++)
+		rt[r] = row_runtime(ex, r, names, &n_rt);
+	if (n_rt < 2)
+		rc = ab_err(err, ABACUS_EINVAL, "", "leave-one-runtime-out needs rows of at least 2 runtimes (have %d: "
+		            "give each runtime's dataset, e.g. data/dataset.csv data/tf-2.21.0/dataset.csv)", n_rt);
+	for (int q = 0; q < n_rt && !rc; q++) {
+		size_t ntr = 0, nt = 0, ns = 0;
+		memset(seen, 0, (size_t)ex->n_nets + 1);
+		memset(is_shot, 0, ex->n);
+		for (int pass = 0; pass < 2 && shots > 0; pass++)
+			for (size_t i = 0; i < ex->n && ns < (size_t)shots; i++) {
+				size_t r = idx[i];
+				if (rt[r] != q || is_shot[r] || (pass == 0 && seen[ex->net[r]]))
+					continue;
+				seen[ex->net[r]] = 1;
+				is_shot[r] = 1;
+				ns++;
+			}
+		for (size_t i = 0; i < ex->n; i++) {
+			size_t r = idx[i];
+			if (rt[r] != q || is_shot[r])
+				tr[ntr++] = r;
+			else if (scored(ex, r, only))
+				te[nt++] = r;
+		}
+		if (nt)
+			rc = score_fold(ex, tr, ntr, te, nt, prm, 1, NULL, 0, NULL, NULL, 0, errs, ne, net_t, net_m, net_n,
+			                pts, pt_net, err);
+		if (!rc)
+			ab_progress_step(pg);
+	}
+out:
+	ab_free(rt);
+	ab_free(seen);
+	ab_free(is_shot);
+	return rc;
+}
+
 /* The folds of random, lomo, lofo and cross-hw, in one loop: a row's group is its position in the shuffled
  * order modulo the fold count (random), its network (lomo), its network's family (lofo: fam[network]) or
  * its hardware id (cross-hw). Fold f tests the rows of
  * group f and trains on the rest; cross-hw turns that around (trains on hardware id f, tests on the others). */
 static int group_folds(const ab_examples *ex, const size_t *idx, size_t *tr, size_t *te, abacus_eval_protocol protocol,
-                       int n_folds, const int *fam, const ab_train_params *prm, double *errs[E_N], size_t *ne, double *net_t,
+                       int n_folds, const int *fam, const char *only, const ab_train_params *prm, double *errs[E_N], size_t *ne, double *net_t,
                        double *net_m, size_t *net_n, abacus_eval_point *pts, int *pt_net, ab_progress *pg,
                        abacus_error *err)
 {
@@ -501,13 +581,14 @@ static int group_folds(const ab_examples *ex, const size_t *idx, size_t *tr, siz
 			        : protocol == ABACUS_EVAL_LOMO   ? ex->net[idx[i]]
 			        : protocol == ABACUS_EVAL_LOFO   ? fam[ex->net[idx[i]]]
 			                                         : ex->hw[idx[i]];
-			if ((g == f) != (protocol == ABACUS_EVAL_CROSS_HW))
-				te[nt++] = idx[i];
-			else
+			if ((g == f) == (protocol == ABACUS_EVAL_CROSS_HW))
 				tr[ntr++] = idx[i];
+			else if (scored(ex, idx[i], only)) /* (an unscored row of the held-out group trains nothing either) */
+				te[nt++] = idx[i];
 		}
-		rc = score_fold(ex, tr, ntr, te, nt, prm, 0, NULL, 0, NULL, NULL, 0, errs, ne, net_t, net_m, net_n, pts, pt_net,
-		                err);
+		if (nt) /* a fold without a scored row costs no fit */
+			rc = score_fold(ex, tr, ntr, te, nt, prm, 0, NULL, 0, NULL, NULL, 0, errs, ne, net_t, net_m, net_n, pts,
+			                pt_net, err);
 		if (!rc)
 			ab_progress_step(pg);
 	}
@@ -659,16 +740,19 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	                 : protocol == ABACUS_EVAL_LOMO      ? (size_t)ex.n_nets
 	                 : protocol == ABACUS_EVAL_LOFO      ? (size_t)n_fam
 	                 : protocol == ABACUS_EVAL_LOMACHINE ? (size_t)ex.n_mach
+	                 : protocol == ABACUS_EVAL_LORUNTIME ? (size_t)count_runtimes(&ex)
 	                                                     : (size_t)ex.n_hw;
 	ab_progress pg;
 	ab_progress_start(&pg, o, n_folds);
 	if ((rc = check_groups(&ex, protocol, n_fam, err)))
 		goto out;
 	if (protocol == ABACUS_EVAL_LOMACHINE)
-		rc = lomachine(&ex, idx, tr, te, o->shots, &prm, shot_scale, errs, &ne, net_t, net_m, net_n, ev->points,
+		rc = lomachine(&ex, idx, tr, te, o->shots, o->score_runtime, &prm, shot_scale, errs, &ne, net_t, net_m, net_n, ev->points,
 		               pt_net, &pg, err);
+	else if (protocol == ABACUS_EVAL_LORUNTIME)
+		rc = loruntime(&ex, idx, tr, te, o->shots, o->score_runtime, &prm, errs, &ne, net_t, net_m, net_n, ev->points, pt_net, &pg, err);
 	else
-		rc = group_folds(&ex, idx, tr, te, protocol, (int)n_folds, fam, &prm, errs, &ne, net_t, net_m, net_n, ev->points,
+		rc = group_folds(&ex, idx, tr, te, protocol, (int)n_folds, fam, o->score_runtime, &prm, errs, &ne, net_t, net_m, net_n, ev->points,
 		                 pt_net, &pg, err);
 	if (rc)
 		goto out;

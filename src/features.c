@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "runtime.h"
 
 #define NCAT ABACUS_CAT_COUNT
 #define NSM_DIM (NCAT + 2)   /* + input, output */
@@ -36,7 +37,10 @@ static const char *const agg_names[] = { "count", "fwd_flops", "bwd_flops", "out
 
 #define OFF_AGG N_SCALAR
 #define OFF_NSM (OFF_AGG + NCAT * N_AGG)
-#define N_FEATURES (OFF_NSM + NSM_DIM * NSM_DIM)
+#define OFF_RUNTIME (OFF_NSM + NSM_DIM * NSM_DIM)
+/* One column per runtime, 1 for the configuration's: the learned corrections are shared by every runtime's
+ * rows, and what a runtime's simulation misses (TensorFlow's per-model state) is not PyTorch's. */
+#define N_FEATURES (OFF_RUNTIME + AB_N_RUNTIMES)
 
 size_t abacus_features_count(void)
 {
@@ -55,9 +59,11 @@ int abacus_feature_name(char *buf, size_t len, size_t i)
 	else if (i < OFF_NSM)
 		snprintf(buf, len, "cat_%s_%s", abacus_category_name((abacus_category)((i - OFF_AGG) / N_AGG)),
 		         agg_names[(i - OFF_AGG) % N_AGG]);
-	else if (i < N_FEATURES)
+	else if (i < OFF_RUNTIME)
 		snprintf(buf, len, "nsm_%s_to_%s", nsm_name((int)((i - OFF_NSM) / NSM_DIM)),
 		         nsm_name((int)((i - OFF_NSM) % NSM_DIM)));
+	else if (i < N_FEATURES)
+		snprintf(buf, len, "runtime_%s", abacus_runtime_name(i - OFF_RUNTIME));
 	else
 		return ABACUS_EINVAL;
 	return 0;
@@ -124,9 +130,12 @@ int ab_features_compute(double **out, const abacus_analysis *a, abacus_error *er
 			feat[OFF_NSM + (size_t)src * NSM_DIM + NSM_OUT] += 1;
 	}
 	/* Entries are log1p-scaled: edge counts span 1 to thousands. */
-	for (size_t i = OFF_NSM; i < N_FEATURES; i++)
+	for (size_t i = OFF_NSM; i < OFF_RUNTIME; i++)
 		if (feat[i] != 0)
 			feat[i] = log1p(feat[i]);
+	int rt = ab_runtime_index(a->rt);
+	if (rt >= 0)
+		feat[OFF_RUNTIME + (size_t)rt] = 1;
 	return 0;
 }
 

@@ -242,8 +242,8 @@ static int storages_alloc(storages *st, size_t nt)
 	return 0;
 }
 
-/* Weights, buffers, optimizer state, inputs and the loss's target: live through the whole iteration.
- * Returns the largest parameter's bytes (Adam's step temporaries). */
+/* Weights, buffers (with the runtime's own state), optimizer state, inputs and the loss's target: live
+ * through the whole iteration. Returns the largest parameter's bytes (Adam's step temporaries). */
 static int64_t persistent_state(abacus_analysis *a)
 {
 	const abacus_graph *g = a->g;
@@ -275,6 +275,9 @@ static int64_t persistent_state(abacus_analysis *a)
 		a->loss_bytes = bytes(y); /* MSE: the unreduced squared error, kept by the loss (below) */
 	}
 	m->inputs = a->input_bytes + a->target_bytes;
+	/* The runtime's own state between steps (TensorFlow's traced step; PyTorch's: none counted). */
+	if (a->rt->state_bytes)
+		ab_sat_add(&m->buffers, a->rt->state_bytes(a));
 	m->persistent = m->weights + m->buffers + m->optimizer + m->inputs;
 	return max_param;
 }

@@ -97,8 +97,9 @@ static void row_hw_key(char *buf, size_t len, const ab_runtime *rt, const abacus
 	ab_hw_key(buf, len, rt, hw);
 }
 
-/* The configuration a measured row ran: its batch, optimizer and runtime (whose rules price it), and in `key`
- * its hardware id as the predictor keys it (that runtime's: ab_hw_key). */
+/* The configuration a measured row ran: its batch, optimizer, runtime (whose rules price it), threads and
+ * machine ISA, and in `key` its hardware id as the predictor keys it (that runtime's: ab_hw_key); cfg->isa
+ * points into key. */
 static int row_config(abacus_config *cfg, char *key, size_t keylen, const abacus_row *r, abacus_error *err)
 {
 	abacus_config init = ABACUS_CONFIG_INIT;
@@ -114,6 +115,7 @@ static int row_config(abacus_config *cfg, char *key, size_t keylen, const abacus
 	}
 	cfg->runtime = rt->name;
 	row_hw_key(key, keylen, rt, r);
+	abacus_config_hw(cfg, key); /* threads, and the machine's ISA where its id names one (memory depends on it) */
 	if (abacus_parse_optimizer(&cfg->optimizer, r->optimizer, err))
 		return ab_err(err, ABACUS_EPARSE, r->graph, "dataset line %zu: unknown optimizer '%s'", r->line, r->optimizer);
 	return 0;
@@ -425,7 +427,7 @@ static int solve(double *A, double *b, int k)
  * caller selects one hardware id, or all); calib is per row_speed(). Returns the mean squared relative
  * residual, or INFINITY when no subset is solvable. */
 static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const ab_examples *ex, const size_t *idx,
-                            size_t n, int row_calib, double fixed_arith)
+                            size_t n, int row_calib, const double fixed[AB_TIME_TERMS])
 {
 	enum { K = AB_TIME_TERMS };
 	double scale[K] = { 0 }, G[K * K] = { 0 }, h[K] = { 0 }, rest = 0;
@@ -438,14 +440,14 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 	}
 	for (int j = 0; j < K; j++)
 		scale[j] = scale[j] > 0 ? sqrt(scale[j] / (double)n) : 1;
-	/* A term of fixed rate leaves 1 − f_r of each row's time to the others: h = Σ x_r (1 − f_r), and the
-	 * objective's constant is Σ (1 − f_r)². */
+	/* Terms of fixed rate (fixed[j] >= 0) leave 1 − f_r of each row's time to the others: h = Σ x_r (1 − f_r),
+	 * and the objective's constant is Σ (1 − f_r)². */
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];
-		double x[K];
-		double left = 1 - (fixed_arith >= 0 ? term_speed(m, ex, r, AB_TERM_ARITH, row_calib) * fixed_arith *
-		                                         ex->terms[r * K + AB_TERM_ARITH] / ex->time[r]
-		                                   : 0);
+		double x[K], left = 1;
+		for (int j = 0; j < K && fixed; j++)
+			if (fixed[j] >= 0)
+				left -= term_speed(m, ex, r, j, row_calib) * fixed[j] * ex->terms[r * K + j] / ex->time[r];
 		rest += left * left;
 		for (int j = 0; j < K; j++)
 			x[j] = term_speed(m, ex, r, j, row_calib) * ex->terms[r * K + j] / ex->time[r] / scale[j];
@@ -456,8 +458,12 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 		}
 	}
 	double best = INFINITY, best_c[K] = { 0 };
+	int free_mask = 0;
+	for (int j = 0; j < K; j++)
+		if (!fixed || fixed[j] < 0)
+			free_mask |= 1 << j;
 	for (int mask = 1; mask < (1 << K); mask++) {
-		if (fixed_arith >= 0 && (mask >> AB_TERM_ARITH & 1))
+		if (mask & ~free_mask)
 			continue;
 		int act[K], k = 0;
 		for (int j = 0; j < K; j++)
@@ -490,10 +496,34 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 				best_c[act[a]] = b[a] / scale[act[a]];
 		}
 	}
-	if (fixed_arith >= 0)
-		best_c[AB_TERM_ARITH] = fixed_arith;
+	if (!free_mask) /* everything fixed: nothing to solve, the residual is what the fixed terms leave */
+		best = rest;
+	for (int j = 0; j < K && fixed; j++)
+		if (fixed[j] >= 0)
+			best_c[j] = fixed[j];
 	memcpy(out, best_c, sizeof best_c);
 	return best / (double)n;
+}
+
+/* Which terms one hardware id's fit may not set on its own: a term that prices a substantial share
+ * (AB_TERM_SUPPORT_SHARE at the pooled rates) of fewer than AB_MIN_TERM_ROWS of the id's rows is left at
+ * the pooled rate (out[j] = pooled[j]); every other term, and one the pooled fit does not use, is free
+ * (out[j] = −1). Fitted freely, such a term
+ * took whatever value the few rows allowed, usually 0: with the recurrent family held out, the machines
+ * whose only recurrent rows were the zoo's priced an LSTM's steps at nothing, and the leave-one-family-out
+ * error of lstm_lm grew from 25–38 % to 54–85 %. */
+static void borrowed_terms(double out[AB_TIME_TERMS], const ab_model *m, const ab_examples *ex, const size_t *idx,
+                           size_t n, const double pooled[AB_TIME_TERMS])
+{
+	for (int j = 0; j < AB_TIME_TERMS; j++) {
+		size_t support = 0;
+		for (size_t i = 0; i < n && support < AB_MIN_TERM_ROWS; i++) {
+			size_t r = idx[i];
+			double share = term_speed(m, ex, r, j, 1) * pooled[j] * ex->terms[r * AB_TIME_TERMS + j] / ex->time[r];
+			support += share >= AB_TERM_SUPPORT_SHARE;
+		}
+		out[j] = support < AB_MIN_TERM_ROWS && pooled[j] > 0 ? pooled[j] : -1;
+	}
 }
 
 int ab_rows_repeat(const abacus_row *a, const abacus_row *b)
@@ -505,14 +535,13 @@ int ab_rows_repeat(const abacus_row *a, const abacus_row *b)
 	       !strcmp(a->runtime, b->runtime);
 }
 
-static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
-                       abacus_error *err)
+int ab_model_fit_time(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, abacus_error *err)
 {
 	memset(m, 0, sizeof *m);
-	int rc = 0, d = ex->d;
-	double *X = ab_malloc(n * (size_t)d * sizeof *X), *yt = ab_malloc(n * sizeof *yt), *ym = ab_malloc(n * sizeof *ym);
-	double *v = ab_malloc(n * sizeof *v);
-	if (!X || !yt || !ym || !v) {
+	double *v = ab_malloc((n ? n : 1) * sizeof *v);
+	size_t *sel = ab_malloc((n ? n : 1) * sizeof *sel);
+	int rc = 0;
+	if (!v || !sel) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
@@ -536,21 +565,18 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 	 * indexes only where they explain its times better than its median does: with two threads on a shared
 	 * host the reference workload is noisier than the networks (docs/PROTOCOL.md), and scaling by it hurts. */
 	double pooled[AB_TIME_TERMS];
-	size_t *sel = ab_malloc(n * sizeof *sel);
-	if (!sel) {
-		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
-		goto out;
-	}
 	/* Profile mode: every row has its machine's rates (the caller chose such rows), one set of coefficients
 	 * prices every machine, and the rows' speed indexes correct the drift since each profile was taken. */
 	m->profile = ex->machines != NULL;
 	for (size_t i = 0; i < n && m->profile; i++)
 		if (!(ex->mach[idx[i]] >= 0)) {
-			ab_free(sel);
 			rc = ab_err(err, ABACUS_EINVAL, "", "profile mode needs a machine profile for every training row");
 			goto out;
 		}
-	int bad = !isfinite(fit_time_coef(pooled, m, ex, idx, n, 1, m->profile ? AB_ARITH_PROFILE_COEF : -1));
+	double pooled_fixed[AB_TIME_TERMS];
+	for (int j = 0; j < AB_TIME_TERMS; j++)
+		pooled_fixed[j] = j == AB_TERM_ARITH && m->profile ? AB_ARITH_PROFILE_COEF : -1;
+	int bad = !isfinite(fit_time_coef(pooled, m, ex, idx, n, 1, pooled_fixed));
 	for (int h = 0; h < (ex->n_hw > 1 ? ex->n_hw : 1) && !bad && m->profile; h++) {
 		memcpy(m->coef[h], pooled, sizeof pooled); /* coef[0] prices every machine (time_base) */
 		m->use_calib[h] = 1;
@@ -567,22 +593,40 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 		/* On one thread activation arithmetic (AB_TERM_ARITH) is priced at its measured nanoseconds, at the
 		 * hardware's median speed: fitted freely it came out 0 whenever the networks that have much of it
 		 * (csp_mish's Mish) were left out, and such a network was then priced 45 % fast unseen. */
-		double with[AB_TIME_TERMS], without[AB_TIME_TERMS];
-		double fixed = ex->hw_threads[h] <= 1 ? 1e-9 / m->calib[h] : -1;
+		double with[AB_TIME_TERMS], without[AB_TIME_TERMS], fixed[AB_TIME_TERMS];
+		borrowed_terms(fixed, m, ex, sel, k, pooled);
+		if (ex->hw_threads[h] <= 1)
+			fixed[AB_TERM_ARITH] = 1e-9 / m->calib[h];
 		double rw = fit_time_coef(with, m, ex, sel, k, 1, fixed), ro = fit_time_coef(without, m, ex, sel, k, 0, fixed);
 		if (!isfinite(rw) && !isfinite(ro))
 			continue;
 		m->use_calib[h] = rw <= ro;
 		memcpy(m->coef[h], rw <= ro ? with : without, sizeof with);
 	}
-	ab_free(sel);
 	for (size_t i = 0; i < n && !bad; i++)
 		if (!(time_base(m, ex, idx[i], 1.0) > 0))
 			bad = 1;
-	if (bad) {
+	if (bad)
 		rc = ab_err(err, ABACUS_EINVAL, "", "cannot fit the analytic time model: the training rows are degenerate");
+out:
+	ab_free(v);
+	ab_free(sel);
+	return rc;
+}
+
+static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
+                       abacus_error *err)
+{
+	memset(m, 0, sizeof *m);
+	int rc = 0, d = ex->d;
+	double *X = ab_malloc(n * (size_t)d * sizeof *X), *yt = ab_malloc(n * sizeof *yt), *ym = ab_malloc(n * sizeof *ym);
+	double *v = ab_malloc(n * sizeof *v);
+	if (!X || !yt || !ym || !v) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}
+	if ((rc = ab_model_fit_time(m, ex, idx, n, err)))
+		goto out;
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];
 		memcpy(X + i * (size_t)d, ex->X + r * (size_t)d, (size_t)d * sizeof *X);

@@ -28,6 +28,8 @@ void ab_hw_key(char *buf, size_t len, const struct ab_runtime *rt, const char *h
 #define AB_MAX_MACHINES 64 /* machine profiles one evaluation attaches */
 #define AB_MIN_NOISE_PAIRS 10 /* repeated pairs a hardware id needs for its rows to be weighted by their noise */
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
+#define AB_MIN_TERM_ROWS 10 /* fewer rows of a hardware id that a term prices: that term keeps the all-rows rate */
+#define AB_TERM_SUPPORT_SHARE 0.05 /* the share of a row's time that counts it as a row the term prices */
 /* The analytic time terms (model.c ab_time_terms says what each counts and why): named, never numbered,
  * because the bundle, the tests and the profile's rates all refer to them. A new term goes before
  * AB_TIME_TERMS and gets a name in ab_term_names (model.c; a _Static_assert checks the count), and bundles
@@ -148,6 +150,9 @@ double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME
 /* Fits on the rows idx[0..n). With `intervals`, also runs a 5-fold CV inside them for the quantiles (one
  * fold per machine in profile mode with rows of several machines). `pg` (may be NULL) is stepped once per
  * fit: the final one, then each cross-validation fold. */
+/* The analytic part of ab_model_fit alone: per hardware id the median speed index and the time terms'
+ * coefficients (a term that too few of an id's rows exercise keeps the all-rows rate). */
+int ab_model_fit_time(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, abacus_error *err);
 int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, const ab_train_params *p,
                  int intervals, ab_progress *pg, abacus_error *err);
 /* How many steps ab_model_fit with these arguments reports. */

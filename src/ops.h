@@ -29,6 +29,8 @@ typedef struct ab_ctx {
 	ab_arena *arena;         /* folded values are allocated here (they live as long as the analysis) */
 	const unsigned char *cl; /* per tensor: an activation PyTorch holds channels-last (analysis.c) */
 	const struct ab_runtime *rt; /* what the work costs on the configuration's runtime (runtime.h) */
+	int threads;             /* the configuration's intra-op threads (abacus_config) */
+	int no_avx;              /* its machine's kernels have no AVX (abacus_config.isa sse41 or sse) */
 } ab_ctx;
 
 /* Saved-for-backward description: bit k of in_mask saves input k, bit k of out_mask saves output k;

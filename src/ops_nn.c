@@ -191,6 +191,10 @@ int ab_cost_conv(ab_ctx *c, ab_cost *k)
 	memcpy(cv.k, w.k, sizeof cv.k);
 	memcpy(cv.s, w.s, sizeof cv.s);
 	memcpy(cv.d, w.d, sizeof cv.d);
+	for (int i = 0; i < cv.nsp; i++)
+		cv.padded |= w.pb[i] || w.pe[i];
+	cv.threads = c->threads > 0 ? c->threads : 1;
+	cv.no_avx = c->no_avx;
 	c->rt->conv_kernel(&cv, k);
 	return 0;
 }

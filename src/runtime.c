@@ -14,6 +14,15 @@ static const ab_runtime *const runtimes[] = {
 	&ab_runtime_tf_2_21_cpu,
 };
 #define N_RUNTIMES (sizeof runtimes / sizeof runtimes[0])
+_Static_assert(N_RUNTIMES == AB_N_RUNTIMES, "AB_N_RUNTIMES (runtime.h) counts the runtimes table");
+
+int ab_runtime_index(const ab_runtime *rt)
+{
+	for (size_t i = 0; i < N_RUNTIMES; i++)
+		if (runtimes[i] == rt)
+			return (int)i;
+	return -1;
+}
 
 const ab_runtime *ab_runtime_find(const char *name)
 {

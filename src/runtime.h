@@ -28,6 +28,9 @@ typedef struct ab_conv_desc {
 	int transpose;                    /* ConvTranspose */
 	int x_grad, w_grad;               /* the input's and the weight's gradients are computed */
 	int x_channels_last;              /* the input is an activation held channels-last */
+	int padded;                       /* any padding */
+	int threads;                      /* the configuration's intra-op threads */
+	int no_avx;                       /* the machine's kernels have no AVX (abacus_config.isa) */
 } ab_conv_desc;
 
 /* What a runtime's training step keeps alive beyond the generic rule (memory.c): counts of output-sized
@@ -80,6 +83,11 @@ typedef struct ab_runtime {
 	/* Marks the members of operators the exporter decomposed but the runtime runs as one kernel
 	 * AB_LAYER_FUSED (analysis.h). */
 	void (*mark_fused)(abacus_analysis *a);
+	/* What the runtime keeps between training steps beyond the weights, the optimizer's state and the inputs,
+	 * in bytes (memory.c counts it with the buffers, after a->param_tensors is known): TensorFlow's traced step,
+	 * whose size follows the graph's variables and layers. NULL: nothing (PyTorch's bookkeeping is left to the
+	 * learned correction). */
+	int64_t (*state_bytes)(const abacus_analysis *a);
 	/* The analytic time terms of an analysed configuration on `threads` threads. */
 	void (*time_terms)(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
 	/* Layer i's part of the time base under the coefficients c (seconds per unit of each term). */
@@ -88,6 +96,10 @@ typedef struct ab_runtime {
 
 /* The runtime called `name`, or the default (the table's first) for NULL; NULL when none has that name. */
 const ab_runtime *ab_runtime_find(const char *name);
+/* How many runtimes the table has (runtime.c checks it), and a runtime's position in it (the feature
+ * vector's runtime columns, features.c); -1 for one not in the table. */
+#define AB_N_RUNTIMES 3
+int ab_runtime_index(const ab_runtime *rt);
 
 /* runtime_torch_cpu.c: PyTorch 1.13.1 on a CPU (oneDNN, OpenBLAS), measured on this project's machines. */
 extern const ab_runtime ab_runtime_torch_1_13_cpu;

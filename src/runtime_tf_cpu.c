@@ -34,9 +34,11 @@
  * batch 4 and 16, against 4.9-8.8 simulated with PyTorch's recurrent rules, kept here: AB_TORCH_RNN_COSTS;
  * 43.8 MB for the same configuration in another process: not steady enough to derive a rule from);
  * the loss (cross-entropy's and MSE's buffers are PyTorch's counts, not confirmed: MSE keeps two more
- * output-sized tensors between steps); and a fixed 1.5-3.5 MB per model (7.5 MB with the LSTM) that lives
- * between steps (the traced function, oneDNN's primitive cache), left to the learned correction as
- * PyTorch's bookkeeping is.
+ * output-sized tensors between steps).
+ * - The traced step's state between steps (tf_state_bytes, counted with the buffers): 1.5-3.5 MB on the
+ *   single-layer models (7.5 MB with the LSTM), 68-330 MB on the zoo's CNNs with many layers; measured on
+ *   stacks of identical layers, it is 259 KB per trainable variable under SGD (509 under Adam), a measured
+ *   amount per layer kind and 1.13 MB per model (below). It took the dataset's memory MRE from 46 % to 12 %.
  *
  * Time: not measured on TensorFlow yet. The kernel choice, fixed costs, activation arithmetic and time
  * terms below are PyTorch 1.13's functions by reference (runtime_torch_cpu.c), used as the *form* of the
@@ -48,7 +50,10 @@
  * nothing). Keras 3 runs a grouped (non-depthwise) convolution through XLA on the CPU (a nested
  * tf.function(jit_compile=True)); not priced apart.
  */
+#include <string.h>
+
 #include "analysis.h"
+#include "graph.h"
 #include "runtime.h"
 
 /* The kernel choice of a convolution on TensorFlow: oneDNN always (no im2col path), with its channel blocks
@@ -110,6 +115,114 @@ static void tf_mark_fused(abacus_analysis *a)
 	(void)a;
 }
 
+/* The traced step's state between steps (docs/COSTS.md, "State per op"). Every configuration keeps, beyond
+ * its variables, its optimizer's slots and its inputs, what tracing the step left alive: the function's graph
+ * (forward, gradients and the optimizer's per-variable updates), its instantiated and grappler-rewritten
+ * copies and the executor's kernels. Measured with stacks of N identical Keras layers on an 8×8×8 input
+ * (scripts/tf_memory_rules.py, models stack_KIND_N, N = 1 to 16, batch 2; persistent bytes per added layer;
+ * KB = 1,000 bytes; the slopes are within 0.1 MB over 16 layers): it does not depend on the batch nor on the
+ * variables' sizes (a 3×3 convolution of 8 channels costs what VGG's do per variable), but on how many
+ * variables and layers there are:
+ * - per trainable variable, 259 KB under SGD with momentum and 509 KB under Adam: a Conv2D with a bias grew
+ *   by 531.9 KB a layer and one without by 272.8, so a bias (its variable, its BiasAdd and gradient, its
+ *   update) costs 259; Adam added 252, 253, 246 and 249 KB per variable to stacks of convolutions,
+ *   depthwise convolutions, Dense and BatchNormalization layers over SGD (its two slots, more update ops);
+ * - per layer beyond its variables (tf_layer_state): what each layer kind grew by, less 259 KB per
+ *   variable;
+ * - a fixed 1.13 MB per model: the step's own graph (loss, tape, the optimizer's iteration counter), from
+ *   the stacks with no layer added (a 1×1 Conv2D and a Dense(10): their 4 variables and 3 layers less). */
+#define TF_STATE_FIXED 1130000
+#define TF_STATE_VAR_SGD 259000
+#define TF_STATE_VAR_ADAM 509000
+
+/* Layer i's part of the traced step beyond its variables, in bytes. The ONNX layer stands for the Keras layer
+ * it was exported from; measured (per added layer, less its variables): BatchNormalization 570 KB (Keras 3's
+ * training-mode batch norm is some 60 TensorFlow ops: moments, the moving averages' updates, their
+ * gradients; 568 under Adam), Dropout 313 (its random-number ops), LSTM 3,660 and GRU 4,110 (SGD and Adam
+ * averaged: the while loop's body, its gradient body and their captures; 64 steps, independent of the
+ * length), ZeroPadding2D 85, Concatenate 77, the swish activation 173 (a Sigmoid and a Mul in the graph:
+ * 142 + 31), MaxPooling2D 35, Multiply 31, ReLU 21 and ReLU6 22, Add 6, a convolution 14 and a depthwise
+ * one 17 beyond their variables, Dense 0 (its MatMul and the bias's Add: −14 ± 60). LayerNormalization
+ * grew by 416 KB beyond its variables, exported as 3 Add, 4 Mul, Sub, Neg, Reciprocal, Sqrt and 2 ReduceMean
+ * layers: with the Adds and Muls at their own kinds' values, 54 KB for each of the other five. Layout layers
+ * (the exporter's Transposes and Reshapes, most of which Keras never runs) count nothing; kinds not measured
+ * count a Multiply's 31. */
+#define TF_STATE_BN 570000
+
+/* t is a buffer (a moving statistic), or a few ops made it from one (the variance reshaped, plus ε). */
+static int tf_from_buffer(const abacus_graph *g, int t, int depth)
+{
+	if (t < 0 || depth > 4)
+		return 0;
+	if (g->tensors[t].is_buffer)
+		return 1;
+	int p = g->tensors[t].producer;
+	if (p < 0)
+		return 0;
+	for (int j = 0; j < g->nodes[p].n_in; j++)
+		if (tf_from_buffer(g, g->nodes[p].in[j], depth + 1))
+			return 1;
+	return 0;
+}
+
+static int64_t tf_layer_state(const abacus_analysis *a, size_t i)
+{
+	const abacus_graph *g = a->g;
+	const ab_node *n = &g->nodes[a->layer_node[i]];
+	/* What the exporter computes from weights and statistics alone (the LSTM bias's zero half, a batch norm's
+	 * scale) is part of its Keras layer's ops, counted with the layer. A batch norm the exporter could not
+	 * fuse (no scale or centre, not 4-D: collector/tf_export.py) is such a chain, the variance's Sqrt its
+	 * mark, and the Mul and Add that apply it: it counts a batch norm's 570 KB less those two's 37. */
+	if (n->n_out > 0 && n->out[0] >= 0 && a->wl[n->out[0]])
+		return strcmp(n->op, "Sqrt") == 0 && n->n_in > 0 && tf_from_buffer(g, n->in[0], 0) ? TF_STATE_BN - 37000 : 0;
+	switch (a->layers[i].category) {
+	case ABACUS_CAT_LAYOUT:
+		return 0;
+	case ABACUS_CAT_BATCHNORM:
+		return TF_STATE_BN;
+	case ABACUS_CAT_DROPOUT:
+		return 313000;
+	case ABACUS_CAT_RECURRENT: {
+		/* A bidirectional layer is two Keras layers, each with its loop. Plain RNN: not measured, an LSTM's. */
+		const char *dir = ab_attr_str(n, "direction", "forward");
+		int64_t one = strcmp(n->op, "GRU") == 0 ? 4110000 : 3660000;
+		return strcmp(dir, "bidirectional") == 0 ? 2 * one : one;
+	}
+	case ABACUS_CAT_PAD:
+		return 85000;
+	case ABACUS_CAT_CONCAT:
+		return 77000;
+	case ABACUS_CAT_ACT:
+		return 142000;
+	case ABACUS_CAT_POOL:
+		return 35000;
+	case ABACUS_CAT_RELU:
+		return 21000;
+	case ABACUS_CAT_ADD:
+		return 6000;
+	case ABACUS_CAT_CONV:
+		return 14000;
+	case ABACUS_CAT_GROUPCONV:
+		return 17000;
+	case ABACUS_CAT_MATMUL:
+		return 0;
+	case ABACUS_CAT_ELTWISE:
+	case ABACUS_CAT_REDUCE:
+		return 54000;
+	default:
+		return 31000;
+	}
+}
+
+static int64_t tf_state_bytes(const abacus_analysis *a)
+{
+	int64_t per_var = a->cfg.optimizer == ABACUS_OPT_ADAM ? TF_STATE_VAR_ADAM : TF_STATE_VAR_SGD;
+	int64_t b = TF_STATE_FIXED + per_var * (int64_t)a->param_tensors;
+	for (size_t i = 0; i < a->n_layers; i++)
+		b += tf_layer_state(a, i);
+	return b;
+}
+
 const ab_runtime ab_runtime_tf_2_21_cpu = {
 	.name = "tf-2.21.0",
 	/* Cross-entropy and MSE around the loss: PyTorch's counts until measured otherwise (the logits
@@ -127,6 +240,7 @@ const ab_runtime ab_runtime_tf_2_21_cpu = {
 	.dispatch_us = ab_torch_dispatch_us,
 	.act_ns = AB_TORCH_ARITH_NS,
 	.mark_fused = tf_mark_fused,
+	.state_bytes = tf_state_bytes,
 	.time_terms = ab_torch_time_terms,
 	.layer_time = ab_torch_layer_time,
 };

@@ -79,8 +79,95 @@ static void dense_path(const ab_conv_desc *cv, ab_cost *k)
  * backward peak), and 256× for a depthwise convolution on a channels-last input (convnext's blocks after
  * the first of a stage: 36.9 MiB for 768 channels of 7×7, 18.5 for 384, 9.2 for 192, whatever the spatial
  * size). PyTorch's own path (one thread) makes none of these. */
+/* Without AVX (a machine whose widest ISA is SSE4.1: docs/COSTS.md "Capped ISA (SSE4.1) and threads",
+ * measured 2026-12-05 with ONEDNN_VERBOSE and the allocator tracker on 20 single layers) oneDNN 2.6 has
+ * JIT kernels for a convolution's forward only: its backward-data and backward-weights passes run
+ * "gemm:jit", im2col then sgemm, whose scratchpad ideep allocates through PyTorch's allocator on every
+ * call. Per group (ic, oc channels; ks kernel elements; os, is output and input positions; T threads;
+ * Wb the weight's bytes), with col = 4·ic·ks·os bytes (none for an unpadded, unstrided 1×1):
+ *   backward data     n_d·col + 512·osb + 1180·oc        (sgemm's packing buffers fitted per position, channel)
+ *   backward weights  n_w·(col + 4·Wb) + 4·(ic·ks + oc)·min(osb, 256) + 32 KiB, beside the new weight
+ *                     gradient (which the simulation holds itself); 4·Wb is oneDNN's per-thread reduction
+ *                     buffer, booked as Wb floats
+ * n = T where oneDNN splits the batch (and groups) across threads, else 1; past min(1 GiB, 15·T·(input +
+ * weight + output bytes)) the columns shrink to os_block positions (osb; else os). The backward holds the
+ * larger of the two. 64→64 3×3 on 16×16: 2.01 / 3.19 MB measured on one / two threads, 2.02 / 3.20 by
+ * this; 32→3 9×9 on 64×64: 3.69 / 45.33 measured, 3.66 / 45.31. */
+static double gemm_backward_bytes(const ab_conv_desc *cv)
+{
+	const ab_shape *x = cv->x, *w = cv->w, *y = cv->y;
+	double T = cv->threads > 0 ? cv->threads : 1, n = (double)x->dims[0], g = (double)cv->group;
+	double ic = (double)x->dims[1] / g, oc = (double)y->dims[1] / g, ks = (double)cv->ksz;
+	double os = 1, is = 1, wb = (double)bytes_of(w);
+	int same = 1, unit = 1;
+	for (int i = 2; i < x->rank && i < y->rank; i++) {
+		os *= (double)y->dims[i];
+		is *= (double)x->dims[i];
+		same &= x->dims[i] == y->dims[i];
+	}
+	for (int i = 0; i < cv->nsp; i++)
+		unit &= cv->s[i] == 1;
+	double col_el = cv->ksz == 1 && unit && same && !cv->padded ? 0 : ic * ks * os;
+	double limit = fmin(1073741824.0, 15 * T * ((double)bytes_of(x) + wb + (double)bytes_of(y)));
+	double s_d = 0, s_w = 0;
+	if (cv->x_grad) {
+		/* oneDNN splits the batch across threads when that keeps them busier than splitting a sample */
+		double outer = g * n, inner = ceil(is / 4) * ceil(ic / 4);
+		double outer_eff = outer / (ceil(outer / T) * T), inner_eff = inner / (ceil(inner / T) * T);
+		int split = (floor(os / T) < 512 || ks < 64) && (n != 1 || g > 2) &&
+		            (outer_eff >= inner_eff || floor(is * ic * oc / T) < 65536);
+		double nd = split ? T : 1, col = nd * col_el * 4, osb = os, avail = limit;
+		if (col_el > 0 && col > avail && avail > 0) {
+			osb = fmin(os, fmax(4, floor(0.1 * floor(avail / (4 * nd * ic * ks)))));
+			col = nd * ic * ks * osb * 4;
+		}
+		s_d = col + 512 * osb + 1180 * oc;
+	}
+	if (cv->w_grad) {
+		int mem_ok = 4 * T * wb + 16 * T * ic * ks < limit;
+		double nw = floor(os / T) < 256 && (n != 1 || g > 2) && mem_ok ? T : 1;
+		double red = nw * 4 * wb, col = nw * col_el * 4, osb = os, avail = limit - red;
+		if (col_el > 0 && col > avail && avail > 0) {
+			osb = fmin(os, fmax(4, floor(0.05 * floor(avail / (4 * nw * ic * ks)))));
+			col = nw * ic * ks * osb * 4;
+		}
+		s_w = col + red + 4 * (ic * ks + oc) * fmin(osb, 256) + 32768;
+	}
+	return fmax(s_d, s_w);
+}
+
+/* The capped machine's backward workspace (above), where PyTorch hands the convolution to oneDNN; -1 where
+ * the cap changes nothing: PyTorch's own path, a transposed convolution, a kernel of 256 elements or more
+ * (gemm on AVX-512 too), and a depthwise one on an NCHW input whose channels are a multiple of 8
+ * (jit_dw:sse41, like AVX-512's). A depthwise one whose channels are not runs gemm in every pass and
+ * holds one input-sized buffer (+10 kB: 58 channels 3×3/2 on 24×24 and 116 on 12×12); one on a
+ * channels-last input runs backward weights through gemm instead of AVX-512's 256 weights (768
+ * channels 7×7: 38.9 → 0.77 MB). */
+static double no_avx_workspace(const ab_conv_desc *cv, const ab_cost *k)
+{
+	int slow = k->slow_path & (cv->threads > 1 ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD);
+	if (cv->transpose || slow || cv->ksz >= 256 || cv->x->rank > 4)
+		return -1;
+	if (k->dw_weight[0] > 0) {
+		if (cv->x_channels_last) {
+			ab_conv_desc wonly = *cv;
+			wonly.x_grad = 0;
+			return gemm_backward_bytes(&wonly);
+		}
+		if (cv->x->dims[1] % 8)
+			return (double)bytes_of(cv->x) + 10240;
+		return -1;
+	}
+	return gemm_backward_bytes(cv);
+}
+
 static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 {
+	double capped = cv->no_avx ? no_avx_workspace(cv, k) : -1;
+	if (capped >= 0) {
+		k->bwd_workspace = capped < AB_I64_DOUBLE_MAX ? (int64_t)capped : INT64_MAX;
+		return;
+	}
 	if (cv->transpose || (k->slow_path & AB_SLOW_ONE_THREAD))
 		return;
 	k->bwd_workspace = blocked_bytes(cv->y) + (cv->x_grad ? blocked_bytes(cv->x) : 0);

@@ -33,6 +33,12 @@ int ab_err_at(abacus_error *err, int code, int64_t offset, const char *where, co
 	__attribute__((format(printf, 5, 6)));
 /* ABACUS_EINVAL naming the option struct `what` when its version field is not `want` (abacus.h). */
 int ab_check_version(const char *what, unsigned int got, unsigned int want, abacus_error *err);
+/* The caller's abacus_config of version 1 or 2 as the current struct (later fields at their defaults). */
+int ab_config_read(abacus_config *out, const abacus_config *in, abacus_error *err);
+/* A machine id's widest vector ISA (abacus_config.isa): known (0 and *out its static name, or NULL for NULL)
+ * or an error naming the known ones; and whether it has AVX (NULL: the dataset's machines, which do). */
+int ab_check_isa(const char **out, const char *isa, abacus_error *err);
+int ab_isa_has_avx(const char *isa);
 /* Resets `err` to "no error". */
 void ab_err_clear(abacus_error *err);
 

@@ -33,8 +33,16 @@ expect_rc "inspect --runtime torch-1.13.1" 0 $A inspect "$G" --runtime torch-1.1
 expect_rc "inspect unknown --runtime" 2 $A inspect "$G" --runtime jax-0.4.30
 grep -q "unknown runtime 'jax-0.4.30': this abacus prices torch-1.13.1, torch-2.15.0, tf-2.21.0" /tmp/abacus_cli_err.$$ && ok "unknown runtime error lists the runtimes" || bad "unknown runtime error lists the runtimes"
 expect_rc "inspect --runtime tf-2.21.0" 0 $A inspect "$G" --runtime tf-2.21.0
-expect_rc "predict --runtime tf-2.21.0 without its rows" 1 $A predict "$G" --runtime tf-2.21.0
+# fuzz/corpus/bundle/small.abacus: trained on tests/data/small.csv, PyTorch 1.13 rows only
+expect_rc "predict --runtime tf-2.21.0 without its rows" 1 $A predict "$G" --runtime tf-2.21.0 --model fuzz/corpus/bundle/small.abacus
 grep -q "no rows of runtime tf-2.21.0.*abacus inspect GRAPH --runtime tf-2.21.0" /tmp/abacus_cli_err.$$ && ok "tf runtime without rows points to inspect" || bad "tf runtime without rows points to inspect"
+expect_rc "bundled predictor prices a Keras graph" 0 $A predict data/graphs/tf/keras_mlp-32.onnx --runtime tf-2.21.0 --batch 4 --format json
+python3 - /tmp/abacus_cli_out.$$ <<'PY' && ok "Keras graph: tf-2.21.0 hardware key and positive figures" || bad "Keras graph: tf-2.21.0 hardware key and positive figures"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["hw"].startswith("tf-2.21.0/"), j["hw"]
+assert j["time_s"] > 0 and j["memory_bytes"] > 0
+PY
 expect_rc "inspect --runtime torch-2.15.0" 0 $A inspect "$G" --runtime torch-2.15.0
 expect_rc "inspect table" 0 $A inspect "$G" --batch 4
 grep -q "^totals: 11689512 parameters" /tmp/abacus_cli_out.$$ && ok "table totals" || bad "table totals"
@@ -137,7 +145,9 @@ assert r["protocol"] == "lomachine" and sorted(ms) == ["mA", "mB", "mC"], ms
 assert all(m["rows"] == 60 and m["time_mre"] < 0.1 and 0.5 <= m["coverage"] <= 1 for m in ms.values()), ms
 ' /tmp/abacus_cli_out.$$ && ok "eval lomachine json: three machines, each predicted from its profile" || bad "eval lomachine json: three machines, each predicted from its profile"
 expect_rc "eval lomachine few-shot" 0 $A eval tests/data/three_machines.csv --protocol lomachine --machines tests/data/machines/mA.machine,tests/data/machines/mB.machine --rounds 30 --shots 5
-expect_rc "eval --shots needs lomachine" 2 $A eval tests/data/three_machines.csv --protocol lomo --shots 5
+expect_rc "eval --shots needs lomachine or loruntime" 2 $A eval tests/data/three_machines.csv --protocol lomo --shots 5
+expect_rc "eval loruntime of one runtime" 1 $A eval tests/data/small.csv --protocol loruntime --rounds 20
+grep -q "at least 2 runtimes" /tmp/abacus_cli_err.$$ && ok "eval loruntime names what it needs" || bad "eval loruntime names what it needs"
 printf 'abacus-machine-profile 1\nmachine x\nthreads 1\nruntime torch-1.13.1\nrate conv_dense 0 0\n' >/tmp/abacus_cli_bad.machine.$$
 expect_rc "eval corrupt profile" 1 $A eval tests/data/three_machines.csv --protocol lomachine --machines /tmp/abacus_cli_bad.machine.$$
 grep -q "line 5: rate 'conv_dense' must be a positive" /tmp/abacus_cli_err.$$ && ok "corrupt profile error names the line" || bad "corrupt profile error names the line"

@@ -318,3 +318,75 @@ void test_slow_conv_1x1_grad(void)
 		CHECK_EQ_I64(a->costs[1].bwd_workspace, 16 * 16 * 16 * 4);
 	FREE_ANALYSIS();
 }
+
+/* Without AVX (abacus_config.isa "sse41") a convolution's backward runs oneDNN's gemm path, im2col plus a
+ * per-thread weight-reduction buffer (runtime_torch_cpu.c gemm_backward_bytes). The second of two 64 → 64
+ * 3×3 convolutions (pad 1) on 16×16 maps at batch 4: ic = oc = 64, ks = 9, os = is = 256, the weight
+ * Wb = 64·64·9·4 = 147,456 B, the columns col = 4·64·9·256 = 589,824 B; the size limit 15·T·(262,144 +
+ * 147,456 + 262,144) is not reached.
+ *   one thread:  data 589,824 + 512·256 + 1180·64 = 796,416; weights (256 positions per thread is not
+ *                under 256: one reduction buffer) 589,824 + 4·147,456 + 4·(576 + 64)·256 + 32,768
+ *                = 1,867,776, the larger;
+ *   two threads: data 2·589,824 + 131,072 + 75,520 = 1,386,240; weights (128 per thread: two)
+ *                2·(589,824 + 589,824) + 655,360 + 32,768 = 3,047,424.
+ * With the weight gradient itself the helper's single-layer measurement: 2.01 / 3.19 MB (2.02 / 3.19 here).
+ * An AVX machine keeps the blocked copies of the output's and input's gradients: 2 · 262,144 = 524,288. */
+void test_no_avx_conv_workspace(void);
+void test_no_avx_conv_workspace(void)
+{
+	static const struct {
+		const char *isa;
+		int threads;
+		int64_t ws;
+	} cases[] = { { "sse41", 1, 1867776 }, { "sse41", 2, 3047424 }, { NULL, 1, 524288 }, { "avx512", 2, 524288 } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 64, 16, 16));
+		tb_weight(m, "w0", D(64, 64, 3, 3));
+		tb_weight(m, "w1", D(64, 64, 3, 3));
+		tb_node(m, "Conv", L("x", "w0"), L("a"));
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_node(m, "Conv", L("a", "w1"), L("y"));
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_output(m, "y");
+		abacus_config cfg = ABACUS_CONFIG_INIT;
+		cfg.batch = 4;
+		cfg.isa = cases[i].isa;
+		cfg.threads = cases[i].threads;
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze_cfg(m, &cfg, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		CHECK(a->n_layers == 2);
+		if (a->n_layers == 2)
+			CHECK_EQ_I64(a->costs[1].bwd_workspace, cases[i].ws);
+		FREE_ANALYSIS();
+	}
+	/* A hardware id sets both: "cpu2@amd-f25m17-sse41-t2-8ed9a3b6" is two threads without AVX. */
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	abacus_config_hw(&cfg, "cpu2@amd-f25m17-sse41-t2-8ed9a3b6");
+	CHECK_EQ_I64(cfg.threads, 2);
+	CHECK(cfg.isa && !strcmp(cfg.isa, "sse41"));
+	abacus_config_init(&cfg, ABACUS_CONFIG_VERSION);
+	abacus_config_hw(&cfg, "tf-2.21.0/cpu1@amd-f25m17-avx512-t1-6e793d1e");
+	CHECK_EQ_I64(cfg.threads, 1);
+	CHECK(cfg.isa && !strcmp(cfg.isa, "avx512"));
+	abacus_config_init(&cfg, ABACUS_CONFIG_VERSION);
+	abacus_config_hw(&cfg, "cpu2");
+	CHECK_EQ_I64(cfg.threads, 2);
+	CHECK(cfg.isa == NULL);
+	/* An ISA no machine id names is a clear error. */
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 4));
+	tb_node(m, "Relu", L("x"), L("y"));
+	tb_output(m, "y");
+	cfg.isa = "avx9";
+	abacus_graph *g;
+	abacus_error err;
+	abacus_analysis *a = t_analyze_cfg(m, &cfg, &g, &err);
+	CHECK(a == NULL);
+	CHECK_STR_CONTAINS(err.msg, "unknown vector ISA 'avx9'");
+	abacus_graph_free(g);
+}
