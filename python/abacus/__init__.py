@@ -98,6 +98,12 @@ class _Session:
         if machine:
             _lib.check(L.abacus_machine_load_file(ctypes.byref(self.machine), str(machine).encode(),
                                                   ctypes.byref(self.err)), self.err)
+        # The machine's threads and vector ISA (memory depends on them: without AVX a convolution's backward
+        # holds an im2col scratchpad per thread); the config points into these bytes, kept alive here.
+        self._machine_key = L.abacus_machine_id(self.machine) if machine else (hw.encode() if hw else None)
+        L.abacus_config_hw(ctypes.byref(self.cfg), self._machine_key)
+        if machine:
+            self.cfg.threads = L.abacus_machine_threads(self.machine)
 
     def _predictor(self, path):
         p = _Session._predictors.get(path)

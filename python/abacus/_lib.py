@@ -12,7 +12,7 @@ import os
 from typing import Optional
 
 MAX_RANK = 8
-CONFIG_VERSION = 1
+CONFIG_VERSION = 2
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _REPO = os.path.dirname(os.path.dirname(_HERE))
@@ -38,7 +38,7 @@ class InputShape(ctypes.Structure):
 class Config(ctypes.Structure):
     _fields_ = [("version", ctypes.c_uint), ("batch", ctypes.c_int64), ("inputs", ctypes.POINTER(InputShape)),
                 ("n_inputs", ctypes.c_size_t), ("optimizer", ctypes.c_int), ("strict", ctypes.c_int),
-                ("runtime", ctypes.c_char_p)]
+                ("runtime", ctypes.c_char_p), ("threads", ctypes.c_int), ("isa", ctypes.c_char_p)]
 
 
 class Layer(ctypes.Structure):
@@ -75,6 +75,8 @@ _SIGNATURES = {
     "abacus_graph_load_file": (ctypes.c_int, [ctypes.POINTER(_P), ctypes.c_char_p, _E]),
     "abacus_graph_free": (None, [_P]),
     "abacus_config_init": (ctypes.c_int, [ctypes.POINTER(Config), ctypes.c_uint]),
+    "abacus_config_hw": (None, [ctypes.POINTER(Config), ctypes.c_char_p]),
+    "abacus_machine_id": (ctypes.c_char_p, [_P]),
     "abacus_parse_optimizer": (ctypes.c_int, [ctypes.POINTER(ctypes.c_int), ctypes.c_char_p, _E]),
     "abacus_optimizer_name": (ctypes.c_char_p, [ctypes.c_int]),
     "abacus_category_name": (ctypes.c_char_p, [ctypes.c_int]),

@@ -62,6 +62,20 @@ def test_estimate_equals_cli_on_the_collectors_export(resnet_graph):
     assert repr(est).splitlines()[1:3] == text[1:3]
 
 
+def test_a_machine_without_avx_holds_more_for_convolutions(resnet_graph):
+    # The hardware id names the machine's ISA and threads: two threads capped at SSE4.1 run the backward
+    # of resnet18's convolutions through oneDNN's gemm path, whose per-thread scratchpad the simulation
+    # holds (docs/COSTS.md "Capped ISA"); the binding passes them as the CLI does.
+    hw = "cpu2@amd-f25m17-sse41-t2-8ed9a3b6"
+    capped = abacus.estimate(resnet_graph, batch_size=4, hw=hw)
+    ref = cli_json("predict", resnet_graph, "--batch", "4", "--hw", hw)
+    assert capped.hw == ref["hw"] == hw
+    assert (capped.memory_bytes, *capped.memory_interval) == \
+        (ref["memory_bytes"], ref["memory_lo_bytes"], ref["memory_hi_bytes"])
+    plain = abacus.estimate(resnet_graph, batch_size=4, hw="cpu2@amd-f25m17-avx512-t2-5ebe210b")
+    assert capped.breakdown["workspace"] > plain.breakdown["workspace"]
+
+
 def test_a_file_and_its_bytes_give_the_same_estimate(resnet_graph):
     a = abacus.estimate(resnet_graph, batch_size=4, optimizer="adam")
     with open(resnet_graph, "rb") as f:
