@@ -41,7 +41,8 @@ struct abacus_eval {
 	abacus_eval_machine *machines;
 	char **machine_names;
 	size_t n_machines;
-	char **net_names;
+	char **net_names; /* every network of the rows (n_names), scored or not: the points point into them */
+	size_t n_names;
 	int protocol;
 };
 
@@ -164,14 +165,22 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 	return 0;
 }
 
+/* Whether row r is scored: every row, or (abacus_train_opts.score_runtime) only the rows of that runtime. */
+static int scored(const ab_examples *ex, size_t r, const char *only)
+{
+	const char *rt = ex->rows[r]->runtime;
+	return !only || !strcmp(rt && rt[0] ? rt : abacus_runtime_name(0), only);
+}
+
 /* Pairs of rows that measure the same configuration (network, input, batch, optimizer, hw), of hardware
  * index `hw` (-1: all): the relative difference of their times (raw and divided by calib_s) and memory. */
-static void noise_floor(const ab_examples *ex, const char *hw, const char *machine, double *buf_t, double *buf_ta,
-                        double *buf_m, abacus_eval_stats *t, abacus_eval_stats *ta, abacus_eval_stats *m)
+static void noise_floor(const ab_examples *ex, const char *hw, const char *machine, const char *only, double *buf_t,
+                        double *buf_ta, double *buf_m, abacus_eval_stats *t, abacus_eval_stats *ta, abacus_eval_stats *m)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < ex->n; i++) {
-		if ((hw && strcmp(ex->rows[i]->hw, hw)) || (machine && strcmp(ex->rows[i]->machine, machine)))
+		if ((hw && strcmp(ex->rows[i]->hw, hw)) || (machine && strcmp(ex->rows[i]->machine, machine)) ||
+		    !scored(ex, i, only))
 			continue;
 		for (size_t j = i + 1; j < ex->n; j++) {
 			const abacus_row *a = ex->rows[i], *b = ex->rows[j];
@@ -199,10 +208,12 @@ done:
 /* Per hardware id as the rows name it ("cpu1", "cpu2"; the predictor's keys also name the machine and the
  * runtime, which the per-machine scores show): the scored points' errors and the repeated pairs' noise.
  * Uses errs[] as scratch. */
-static int split_by_hw(abacus_eval *ev, const ab_examples *ex, double *errs[E_N], abacus_error *err)
+static int split_by_hw(abacus_eval *ev, const ab_examples *ex, const char *only, double *errs[E_N], abacus_error *err)
 {
 	for (size_t r = 0; r < ex->n && ev->n_hws < AB_MAX_HW; r++) {
 		const char *hw = ex->rows[r]->hw;
+		if (!scored(ex, r, only))
+			continue;
 		size_t seen = 0;
 		while (seen < ev->n_hws && strcmp(ev->hw_names[seen], hw))
 			seen++;
@@ -228,14 +239,14 @@ static int split_by_hw(abacus_eval *ev, const ab_examples *ex, double *errs[E_N]
 		stats_of(&H->time, errs[0], n);
 		stats_of(&H->time_raw, errs[1], n);
 		stats_of(&H->memory, errs[2], n);
-		noise_floor(ex, hw, NULL, errs[0], errs[1], errs[2], &H->noise_time, &H->noise_time_adjusted, NULL);
+		noise_floor(ex, hw, NULL, only, errs[0], errs[1], errs[2], &H->noise_time, &H->noise_time_adjusted, NULL);
 	}
 	return 0;
 }
 
 /* Per machine id of the scored points (in order of first appearance): errors, that machine's own noise
  * floor, the interval's coverage. `scale[i]` is the few-shot factor of ex's machine i (NULL: none). */
-static int split_by_machine(abacus_eval *ev, const ab_examples *ex, const double *scale, double *errs[E_N],
+static int split_by_machine(abacus_eval *ev, const ab_examples *ex, const char *only, const double *scale, double *errs[E_N],
                             abacus_error *err)
 {
 	size_t cap = ev->n_points ? ev->n_points : 1;
@@ -272,7 +283,7 @@ static int split_by_machine(abacus_eval *ev, const ab_examples *ex, const double
 		stats_of(&M->time, errs[0], n);
 		stats_of(&M->time_raw, errs[1], n);
 		stats_of(&M->memory, errs[2], n);
-		noise_floor(ex, NULL, id, errs[0], errs[1], errs[2], &M->noise_time, &M->noise_time_adjusted, NULL);
+		noise_floor(ex, NULL, id, only, errs[0], errs[1], errs[2], &M->noise_time, &M->noise_time_adjusted, NULL);
 		M->coverage = with_interval ? (double)in / (double)with_interval : NAN;
 		M->shot_scale = 1;
 		for (int q = 0; scale && q < ex->n_mach; q++)
@@ -286,7 +297,7 @@ void abacus_eval_free(abacus_eval *ev)
 {
 	if (!ev)
 		return;
-	for (size_t i = 0; i < ev->n_nets; i++)
+	for (size_t i = 0; i < ev->n_names; i++)
 		ab_free(ev->net_names[i]);
 	ab_free(ev->net_names);
 	for (size_t i = 0; i < ev->n_hws; i++)
@@ -317,13 +328,6 @@ static int row_runtime(const ab_examples *ex, size_t r, const char **names, int 
 {
 	const char *rt = ex->rows[r]->runtime;
 	return intern(names, n, rt && rt[0] ? rt : abacus_runtime_name(0));
-}
-
-/* Whether row r is scored: every row, or (abacus_train_opts.score_runtime) only the rows of that runtime. */
-static int scored(const ab_examples *ex, size_t r, const char *only)
-{
-	const char *rt = ex->rows[r]->runtime;
-	return !only || !strcmp(rt && rt[0] ? rt : abacus_runtime_name(0), only);
 }
 
 /* The 90 % intervals of the held-out groups (lomo: networks; lofo: families), and how far their memory
@@ -603,15 +607,20 @@ static int fill_networks(abacus_eval *ev, ab_examples *ex, const double *net_t, 
 	ev->net_names = ab_calloc((size_t)ex->n_nets + 1, sizeof *ev->net_names);
 	if (!ev->nets || !ev->net_names)
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	/* The per-network scores list the networks with scored rows (a network that trains only, under
+	 * abacus_train_opts.score_runtime, has none). */
 	for (int i = 0; i < ex->n_nets; i++) {
 		ev->net_names[i] = ex->nets[i];
 		ex->nets[i] = NULL;
-		ev->nets[i].network = ev->net_names[i];
-		ev->nets[i].n = net_n[i];
-		ev->nets[i].time_mre = net_n[i] ? net_t[i] / (double)net_n[i] : NAN;
-		ev->nets[i].memory_mre = net_n[i] ? net_m[i] / (double)net_n[i] : NAN;
+		if (!net_n[i])
+			continue;
+		abacus_eval_net *N = &ev->nets[ev->n_nets++];
+		N->network = ev->net_names[i];
+		N->n = net_n[i];
+		N->time_mre = net_t[i] / (double)net_n[i];
+		N->memory_mre = net_m[i] / (double)net_n[i];
 	}
-	ev->n_nets = (size_t)ex->n_nets;
+	ev->n_names = (size_t)ex->n_nets;
 	for (size_t i = 0; i < ev->n_points; i++)
 		ev->points[i].network = ev->net_names[pt_net[i]];
 	return 0;
@@ -774,9 +783,9 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	interval_shares(ev);
 	for (int k = 0; k < E_N; k++)
 		stats_of(&ev->stats[k], errs[k], ne);
-	noise_floor(&ex, NULL, NULL, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
-	if ((rc = split_by_hw(ev, &ex, errs, err)) ||
-	    (rc = split_by_machine(ev, &ex, protocol == ABACUS_EVAL_LOMACHINE ? shot_scale : NULL, errs, err)))
+	noise_floor(&ex, NULL, NULL, o->score_runtime, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
+	if ((rc = split_by_hw(ev, &ex, o->score_runtime, errs, err)) ||
+	    (rc = split_by_machine(ev, &ex, o->score_runtime, protocol == ABACUS_EVAL_LOMACHINE ? shot_scale : NULL, errs, err)))
 		goto out;
 	if ((rc = fill_networks(ev, &ex, net_t, net_m, net_n, pt_net, err)))
 		goto out;

@@ -441,6 +441,16 @@ void test_eval_loruntime(void)
 			n2 += !strcmp(pts[i].row->runtime, "torch-2.15.0");
 		CHECK_EQ_I64(np, 60);
 		CHECK_EQ_I64(n2, 60);
+		size_t nn = 0, nh = 0;
+		const abacus_eval_net *nets = ev ? abacus_eval_networks(ev, &nn) : NULL;
+		CHECK_EQ_I64(nn, 4); /* the networks with scored rows, once each */
+		size_t sum = 0;
+		for (size_t i = 0; i < nn; i++)
+			sum += nets[i].n;
+		CHECK_EQ_I64(sum, 60);
+		if (ev)
+			abacus_eval_hardware(ev, &nh);
+		CHECK_EQ_I64(nh, 1);
 		abacus_eval_free(ev);
 	}
 	o.score_runtime = NULL;
