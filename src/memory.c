@@ -201,6 +201,7 @@ typedef struct storages {
 	unsigned char *pinned;   /* graph outputs: kept for the loss */
 	unsigned char *grad;     /* its gradient is allocated */
 	unsigned char *gmean;    /* that gradient is a ReduceMean's, as it left it */
+	unsigned char *gstrided; /* that gradient is strided, a permuted view of a bmm's output */
 	int *gbuf, *gref, *pstamp; /* see sim */
 	unsigned char *reach;    /* per layer: a gradient reaches it (grad_reach); not owned */
 } storages;
@@ -214,6 +215,7 @@ static void storages_free(storages *st)
 	ab_free(st->pinned);
 	ab_free(st->grad);
 	ab_free(st->gmean);
+	ab_free(st->gstrided);
 	ab_free(st->gbuf);
 	ab_free(st->gref);
 	ab_free(st->pstamp);
@@ -228,11 +230,12 @@ static int storages_alloc(storages *st, size_t nt)
 	st->pinned = ab_calloc(nt, 1);
 	st->grad = ab_calloc(nt, 1);
 	st->gmean = ab_calloc(nt, 1);
+	st->gstrided = ab_calloc(nt, 1);
 	st->gbuf = ab_malloc(nt * sizeof *st->gbuf);
 	st->gref = ab_calloc(nt, sizeof *st->gref);
 	st->pstamp = ab_malloc(nt * sizeof *st->pstamp);
 	if (!st->sid || !st->uses || !st->saved_refs || !st->alive || !st->pinned || !st->grad || !st->gmean ||
-	    !st->gbuf || !st->gref || !st->pstamp)
+	    !st->gstrided || !st->gbuf || !st->gref || !st->pstamp)
 		return -1;
 	for (size_t t = 0; t < nt; t++) {
 		st->sid[t] = (int)t;
@@ -491,7 +494,7 @@ static int read_before(const ab_node *n, const int *sid, int i)
  * what it saved, put mlp_mixer 0.9 → 2.9 % and a generated mixer 0.1 → 11 % high: a fused LayerNorm
  * releases its input at its kernel, which the simulation does at the pattern's first node.) */
 static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab_node *n, int view,
-                        unsigned pass_in, int o0, int fused)
+                        unsigned pass_in, int o0, int fused, unsigned strided)
 {
 	const int *sid = st->sid;
 	for (int i = 0; i < n->n_in; i++) {
@@ -523,6 +526,7 @@ static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab
 			} else {
 				st->gbuf[sd] = sd;
 				st->gref[sd] = 1;
+				st->gstrided[sd] = i < 32 && (strided >> i & 1);
 				add(s, NULL, bytes(&a->shapes[sd]));
 			}
 		}
@@ -555,7 +559,7 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	s->accum = 0;
 	int64_t live_before = s->live; /* to learn the bytes of gradients this layer allocates */
 	if (st->reach[L])
-		input_grads(a, st, s, n, view, pass ? pass_in : 0, o0, a->layer_view[L] == AB_LAYER_FUSED);
+		input_grads(a, st, s, n, view, pass ? pass_in : 0, o0, a->layer_view[L] == AB_LAYER_FUSED, k->grad_strided);
 	/* A mean's backward divides its expanded gradient into a tensor laid out like the expansion, not
 	 * row-major; a matrix product reading it as its output's gradient copies it first (measured
 	 * here: Linear on 2-D and 3-D inputs, bmm, then mean over any dim: backward peaks at 2x the
@@ -566,6 +570,9 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	if (o0 >= 0 && st->gmean[sid[o0]] && (ab_node_flags(n) & AB_OP_COPIES_MEAN_GRAD) &&
 	    bytes(&a->shapes[sid[o0]]) > fresh)
 		s->accum += bytes(&a->shapes[sid[o0]]) - fresh;
+	/* A kernel whose backward copies a strided output gradient (GELU's) holds that many more. */
+	if (o0 >= 0 && st->gstrided[sid[o0]] && st->reach[L])
+		s->accum += k->strided_grad_buffers * bytes(&a->shapes[sid[o0]]);
 	/* Transient buffers of the backward kernel itself, live with its gradients and saved tensors (a
 	 * member of a decomposed operator runs no backward of its own: LayerNorm's Mul by γ is no
 	 * broadcasting product's backward in PyTorch's one kernel). */

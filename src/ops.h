@@ -62,6 +62,10 @@ typedef struct ab_cost {
 	                          * PyTorch's vectorised kernels: each costs a fixed ~100 ns (ab_cost_norm) */
 	double arith_ns;         /* forward + backward arithmetic per output element beyond a ReLU's, in ns
 	                          * of one thread: costly activations (the runtime's act_ns, runtime.h) */
+	unsigned grad_strided;   /* bit i: input i's gradient is a permuted view of a bmm's output, not
+	                          * row-major (an Einsum operand read batch-strided or transposed) */
+	int strided_grad_buffers; /* output-sized buffers the backward holds when its output's gradient
+	                          * arrives strided (GELU's kernel: runtime_torch_fusion.c) */
 } ab_cost;
 
 enum {

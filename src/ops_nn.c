@@ -449,6 +449,22 @@ static int groups_merge(const char *lab, int n, const ab_shape *s, const char *w
 	return 1;
 }
 
+/* Whether an operand's non-trivial axes (labels `lab`) already lie in the order `want` (n labels). */
+static int same_order(const char *lab, int n, const ab_shape *s, const char *want, int nwant)
+{
+	int j = 0;
+	for (int i = 0; i < n && i < s->rank; i++) {
+		if (s->dims[i] == 1)
+			continue;
+		while (j < nwant && label_dim(lab, n, s, want[j]) == 1)
+			j++;
+		if (j >= nwant || want[j] != lab[i])
+			return 0;
+		j++;
+	}
+	return 1;
+}
+
 /* PyTorch 1.13 contracts two operands as one bmm (sumproduct_pair): the left operand permuted to
  * [batch, left-only, summed] axes and reshaped to three, the right to [batch, summed, right-only], the
  * output viewed from [batch, left-only, right-only] and permuted to the equation's order. A reshape
@@ -496,8 +512,13 @@ static void einsum_pair_copies(ab_ctx *c, const char *out, int n_out, ab_cost *k
 	const char *labs[2] = { la, lb };
 	int nlab[2] = { na, nb };
 	for (int i = 0; i < 2; i++) {
-		if (groups_merge(labs[i], nlab[i], ops[i], lw[i], cuts[i], 3))
+		if (groups_merge(labs[i], nlab[i], ops[i], lw[i], cuts[i], 3)) {
+			/* Read as it is, batch-strided or transposed: its gradient, bmm's row-major
+			 * [batch, ·, ·] result viewed back in the operand's order, is strided. */
+			if (!same_order(labs[i], nlab[i], ops[i], lw[i], cuts[i][3]))
+				k->grad_strided |= 1u << i;
 			continue;
+		}
 		int64_t b = bytes_of(ops[i]);
 		k->in_mask &= ~(1u << i);
 		if (ab_in_rg(c, 1 - i))

@@ -171,10 +171,17 @@ static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 	if (cv->transpose || (k->slow_path & AB_SLOW_ONE_THREAD))
 		return;
 	k->bwd_workspace = blocked_bytes(cv->y) + (cv->x_grad ? blocked_bytes(cv->x) : 0);
+	/* Its weight gradient is made in oneDNN's own layout and reordered into PyTorch's: one weight-sized
+	 * buffer beside the new gradient, where the blocked copies are smaller (measured 2026-12-05 with the
+	 * allocator tracker, the backward's transient beyond what it keeps: 256→256 3×3 on 4×4 at batch 4,
+	 * 2.37 MB for a 2.36 MB weight; grouped 128→256 on 8×8, 0.60 for 0.59 at batch 1 and 4; 64→128 9×9
+	 * stride 2 on 24×24, 2.66 for 2.65; 64→64 3×3 on 32×32 at batch 4, 2.11 for 2.10 MB of blocked copies
+	 * and a 0.15 MB weight: the larger of the two, not their sum). The outside set's resnest_d (split
+	 * attention's grouped 3×3 on 8×8) and capsnet (a 2.65 MB 9×9 primary-capsule weight) peak there. */
 	double weights = !cv->w_grad                                 ? 0
 	                 : k->dw_weight[0] > 0 && cv->x_channels_last ? 256.0 * (double)bytes_of(cv->w)
 	                 : cv->ksz >= 256                             ? 4.3 * (double)bytes_of(cv->w)
-	                                                              : 0;
+	                                                              : (double)bytes_of(cv->w);
 	if (weights > (double)k->bwd_workspace && weights < AB_I64_DOUBLE_MAX)
 		k->bwd_workspace = (int64_t)weights;
 }

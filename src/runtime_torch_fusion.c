@@ -144,6 +144,11 @@ static int gelu(abacus_analysis *a, int mul)
 			a->fused_save[a->node_layer[div]] = in->in[1 - k];
 			a->fused_save[a->node_layer[mul]] = AB_SAVE_NOTHING;
 			a->costs[a->node_layer[mul]].arith_ns = a->rt->act_ns[AB_ACT_GELU];
+			/* gelu_backward on a strided gradient (an Einsum's operand read batch-strided:
+			 * an MoE's experts) holds two more gradient-sized buffers, 3.00× its output where
+			 * a row-major gradient holds 1.00× (measured 2026-12-05 with the allocator tracker,
+			 * [4, 128, 8, 256]; ReLU's, tanh's and sigmoid's backward hold 1.00× either way). */
+			a->costs[a->node_layer[mul]].strided_grad_buffers = 2;
 			fuse(a, div);
 			fuse(a, erf);
 			fuse(a, add);

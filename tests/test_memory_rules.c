@@ -390,3 +390,71 @@ void test_no_avx_conv_workspace(void)
 	CHECK_STR_CONTAINS(err.msg, "unknown vector ISA 'avx9'");
 	abacus_graph_free(g);
 }
+
+/* oneDNN makes a convolution's weight gradient in its own layout and reorders it into PyTorch's: one
+ * weight-sized buffer beside the new gradient where the blocked copies of the output's and input's
+ * gradients are smaller. Batch 4 (oneDNN), 3×3 pad 1 on 4×4 maps:
+ *   conv a: 8 → 256, no input gradient: blocked y = 4·256·16·4 = 65,536 B, W = 256·8·9·4 = 73,728 B:
+ *           73,728;
+ *   conv y: 256 → 256: blocked y + blocked x = 2 · 65,536 = 131,072, W = 256·256·9·4 = 2,359,296:
+ *           2,359,296 (measured 2.37 MB for this layer). */
+void test_conv_weight_reorder(void);
+void test_conv_weight_reorder(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 4, 4));
+	tb_weight(m, "w0", D(256, 8, 3, 3));
+	tb_weight(m, "w1", D(256, 256, 3, 3));
+	tb_node(m, "Conv", L("x", "w0"), L("a"));
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	tb_node(m, "Conv", L("a", "w1"), L("y"));
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	tb_output(m, "y");
+	ANALYZE_OR_RETURN(m, 4);
+	CHECK(a->n_layers == 2);
+	if (a->n_layers == 2) {
+		CHECK_EQ_I64(a->costs[0].bwd_workspace, 73728);
+		CHECK_EQ_I64(a->costs[1].bwd_workspace, 2359296);
+	}
+	FREE_ANALYSIS();
+}
+
+/* An Einsum operand that bmm reads batch-strided gets its gradient strided, bmm's [batch, ·, ·] result
+ * viewed back in the operand's order; GELU's backward on such a gradient holds two more of its size.
+ * An MoE's experts at batch 2: x = x0·W0 2×4×8, h = einsum("bld,edh->bleh", x, W1) 2×4×3×5 (480 B),
+ * GELU (Div, Erf, Add, Mul, Mul: one kernel), y = einsum("bleh,ehd->bled", g, W2): its operand g is read
+ * as [e, bl, h] (strided: bit 0), W2 as it is; the first einsum's x is read in its own order (no bit).
+ * GELU's kernel (the last Mul) holds 2 · 480 B more in its backward. */
+void test_gelu_strided_grad(void);
+void test_gelu_strided_grad(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x0", D(-1, 4, 8));
+	tb_weight(m, "w0", D(8, 8));
+	tb_weight(m, "w1", D(3, 8, 5));
+	tb_weight(m, "w2", D(3, 5, 6));
+	tb_scalar(m, "sqrt2", 1, 1.4142135);
+	tb_scalar(m, "one", 1, 1.0);
+	tb_scalar(m, "half", 1, 0.5);
+	tb_node(m, "MatMul", L("x0", "w0"), L("x"));
+	tb_node(m, "Einsum", L("x", "w1"), L("h"));
+	tb_attr_str(m, "equation", "bld,edh->bleh");
+	tb_node(m, "Div", L("h", "sqrt2"), L("v"));
+	tb_node(m, "Erf", L("v"), L("er"));
+	tb_node(m, "Add", L("er", "one"), L("a1"));
+	tb_node(m, "Mul", L("h", "a1"), L("mm"));
+	tb_node(m, "Mul", L("mm", "half"), L("g"));
+	tb_node(m, "Einsum", L("g", "w2"), L("y"));
+	tb_attr_str(m, "equation", "bleh,ehd->bled");
+	tb_output(m, "y");
+	ANALYZE_OR_RETURN(m, 2);
+	int e1 = layer_of(a, "Einsum"), e2 = (int)a->n_layers - 1;
+	CHECK(e1 >= 0 && e2 > e1 && !strcmp(a->g->nodes[a->layer_node[e2]].op, "Einsum"));
+	if (e1 >= 0 && e2 > e1) {
+		CHECK_EQ_I64(a->costs[e1].grad_strided, 0);
+		CHECK_EQ_I64(a->costs[e2].grad_strided, 1);
+		CHECK_EQ_I64(a->costs[e2 - 1].strided_grad_buffers, 2); /* the GELU's kernel */
+		CHECK_EQ_I64(a->costs[e1 + 1].strided_grad_buffers, 0); /* its fused Div */
+	}
+	FREE_ANALYSIS();
+}
