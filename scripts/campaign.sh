@@ -104,6 +104,20 @@ else
 	echo "== runtime tf-2.21.0 is not installed (scripts/setup.sh): skipped"
 fi
 [ -n "$GEN" ] && generated 1000 --hw cpu1 --batch 4
+# The other runtimes' wider rows (issue "Frameworks": 1,500 ok rows each, a third of them on two threads): each
+# fingerprint again on two threads (a machine id and profile of its own), then one thread at every valid size,
+# batch 1, 2 and 8. TensorFlow exports each Keras graph the first time a size needs it.
+for rt in torch-2.15.0; do
+	[ -x ".runtimes/$rt/bin/python" ] || continue
+	OUT="data/$rt/dataset.csv" fingerprint --hw cpu2 --python ".runtimes/$rt/bin/python"
+	OUT="data/$rt/dataset.csv" phase --hw cpu1 --size all --seq all --batch 1,2,8 --python ".runtimes/$rt/bin/python"
+done
+if [ -n "$TFALL" ]; then
+	OUT=data/tf-2.21.0/dataset.csv phase --runtime tf-2.21.0 --models "$TFALL" --graphs data/graphs/tf --size min \
+		--seq min --batch 1,4 --max-iter-seconds 1.5 --hw cpu2
+	OUT=data/tf-2.21.0/dataset.csv phase --runtime tf-2.21.0 --models "$TFALL" --graphs data/graphs/tf --size all \
+		--seq all --batch 1,2,8 --hw cpu1
+fi
 # The three ids below had 300+ ok rows each by 2026-12-04 23:10 (their remaining configurations are the zoo's
 # costly tail); the fourth id, SSE4.1 on two threads, had none, so it comes before their tails. Its unseen
 # step (below) ran before its fingerprint: it was the machine no training row came from.
