@@ -44,6 +44,13 @@ assert j["hw"].startswith("tf-2.21.0/"), j["hw"]
 assert j["time_s"] > 0 and j["memory_bytes"] > 0
 PY
 expect_rc "inspect --runtime torch-2.15.0" 0 $A inspect "$G" --runtime torch-2.15.0
+# A machine without AVX holds oneDNN's gemm scratchpad in a convolution's backward (docs/COSTS.md "Capped ISA"):
+# more workspace on two threads than on one, more on one than with AVX.
+ws() { $A inspect "$G" --batch 4 --format json "$@" | python3 -c "import json,sys; print(json.load(sys.stdin)['memory']['workspace'])"; }
+w_avx=$(ws); w_sse1=$(ws --isa sse41); w_sse2=$(ws --isa sse41 --threads 2)
+[ "$w_avx" -lt "$w_sse1" ] && [ "$w_sse1" -lt "$w_sse2" ] && ok "inspect --isa/--threads: capped workspace grows with threads" || bad "inspect --isa/--threads: capped workspace grows with threads ($w_avx $w_sse1 $w_sse2)"
+expect_rc "inspect --isa unknown" 1 $A inspect "$G" --isa avx9
+grep -q "unknown vector ISA 'avx9': machine ids name avx512, avx2, sse41 or sse" /tmp/abacus_cli_err.$$ && ok "unknown ISA names the known ones" || bad "unknown ISA names the known ones"
 expect_rc "inspect table" 0 $A inspect "$G" --batch 4
 grep -q "^totals: 11689512 parameters" /tmp/abacus_cli_out.$$ && ok "table totals" || bad "table totals"
 expect_rc "inspect json" 0 $A inspect "$G" --batch 4 --optimizer adam --format json
