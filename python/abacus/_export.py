@@ -113,8 +113,9 @@ def graph_bytes(model, input_size, seq_len, vocab) -> Tuple[bytes, str]:
         data, _ = torch_graph(model, input_size, seq_len, vocab)
         return data, type(model).__name__
     if fw == "keras":
-        raise AbacusError("Keras models need the TensorFlow runtime, which this Abacus does not price yet; "
-                          "export the model to ONNX yourself (tf2onnx) only for its shapes and FLOPs "
-                          "('abacus inspect'), not for time and memory")
+        raise AbacusError("Keras models are priced by the TensorFlow runtime from their exported graph: in the "
+                          "project's TensorFlow environment (.runtimes/tf-2.21.0, scripts/setup.sh), "
+                          "collector.tf_export.export_model(model) gives the ONNX graph; save it and call "
+                          "abacus.estimate(path, runtime='tf-2.21.0')")
     raise AbacusError(f"unsupported model object {type(model).__module__}.{type(model).__name__}: give a "
                       "torch.nn.Module, the path of an ONNX file exported as docs/PROTOCOL.md says, or its bytes")
