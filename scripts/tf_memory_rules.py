@@ -16,7 +16,9 @@ Abacus's (`abacus inspect --format json`, with --runtime when given) and the dif
 share of the measured peak, and the operations of the traced step's graph (tf_ops). The models `stack_KIND_N`
 (KIND conv, convnb, dw, bn, dense, relu, add, mul, concat, pad, relu6, swish, drop, ln, maxpool, lstm, gru; N
 0 to 16) are N identical layers on an 8×8×8 input, for the traced step's state per layer (docs/COSTS.md,
-"State per op"; scripts/tf_persistent_memory.py --stacks reads their --json rows).
+"State per op"; scripts/tf_persistent_memory.py --stacks reads their --json rows). dense3 and dense3_last (three
+large Dense layers: "Adam's step in backward"), lstm_tT and lm1, lm2, lm2_d16, lm1_h256 (the while loop of a
+recurrent layer, lstm_lm's shapes: "Recurrent layers' while loop") are in docs/COSTS.md's TensorFlow section.
 """
 from __future__ import annotations
 
@@ -74,6 +76,18 @@ def models():
         x = L.Dense(2048, activation="relu")(i)
         return keras.Model(i, L.Dense(1000)(x))
 
+    def dense3():  # three large weights (16.8, 33.6, 8.2 MB): when the optimizer step meets each gradient
+        i = keras.Input((1024,))
+        x = L.Dense(4096, activation="relu")(i)
+        x = L.Dense(2048, activation="relu")(x)
+        return keras.Model(i, L.Dense(1000)(x))
+
+    def dense3_last():  # the largest weight last (4.2, 4.2, 33.6 MB): its gradient is the first made
+        i = keras.Input((1024,))
+        x = L.Dense(1024, activation="relu")(i)
+        x = L.Dense(1024, activation="relu")(x)
+        return keras.Model(i, L.Dense(8192)(x))
+
     def logits():  # a wide output: the loss's buffers (cross-entropy)
         i = keras.Input((64,))
         return keras.Model(i, L.Dense(32768)(i))
@@ -87,6 +101,23 @@ def models():
         x = L.Embedding(1000, 64)(i)
         x = L.LSTM(256, return_sequences=True)(x)
         return keras.Model(i, L.Dense(16)(x))
+
+    def lstm_t(t):  # lstm's model over t tokens: what the while loop keeps per step
+        def build():
+            i = keras.Input((t,), dtype="int32")
+            x = L.Embedding(1000, 64)(i)
+            x = L.LSTM(256, return_sequences=True)(x)
+            return keras.Model(i, L.Dense(16)(x))
+        return build
+
+    def lm(layers, vocab_out, h=512):  # lstm_lm (collector/tf_zoo.py) over 32 tokens, and parts of it
+        def build():
+            i = keras.Input((32,), dtype="int32")
+            x = L.Embedding(8192, 256)(i)
+            for _ in range(layers):
+                x = L.LSTM(h, return_sequences=True)(x)
+            return keras.Model(i, L.Dense(vocab_out)(x))
+        return build
 
     def stack(kind, n):
         """n identical layers of `kind` on a tiny input (docs/COSTS.md, "State per op"): a 1×1 Conv2D first so
@@ -137,6 +168,8 @@ def models():
     return stacks | {
         "dense": (dense, "ce"),
         "mlp2": (mlp2, "ce"),
+        "dense3": (dense3, "ce"),
+        "dense3_last": (dense3_last, "ce"),
         "conv": (conv_then(lambda x: x), "ce"),
         "conv_bn": (conv_then(lambda x: L.BatchNormalization()(x)), "ce"),
         "conv_relu": (conv_then(lambda x: L.ReLU()(x)), "ce"),
@@ -147,6 +180,11 @@ def models():
         "conv_add": (two_convs(L.Add()), "ce"),
         "conv_concat": (two_convs(L.Concatenate()), "ce"),
         "lstm": (lstm, "mse"),
+        **{f"lstm_t{t}": (lstm_t(t), "mse") for t in (16, 64, 128)},
+        "lm2": (lm(2, 8192), "mse"),
+        "lm1": (lm(1, 8192), "mse"),
+        "lm2_d16": (lm(2, 16), "mse"),
+        "lm1_h256": (lm(1, 8192, 256), "mse"),
         "logits": (logits, "ce"),
         "logits_mse": (logits_mse, "mse"),
     }

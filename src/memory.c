@@ -9,7 +9,8 @@
  * frees a tensor once its last consumer ran and nobody saved it. The backward pass walks the layers in
  * reverse: it allocates input gradients, parameter gradients (kept until the step), and frees each
  * layer's saved tensors and its outputs' gradients. The step then runs with all gradients live (Adam
- * makes two parameter-sized temporaries at a time). The peak and its breakdown are recorded at the
+ * makes two parameter-sized temporaries at a time), or, for a runtime whose Adam updates a parameter as soon
+ * as its gradient exists (TensorFlow's), in each layer's backward. The peak and its breakdown are recorded at the
  * moment the live total is largest.
  */
 #include <string.h>
@@ -32,6 +33,8 @@ typedef struct sim {
 	int layer;             /* the layer running backward */
 	int consumer;          /* it reads weights to make activations (not a view or copy of a weight) */
 	int64_t accum;         /* its transient bytes of parameter-gradient accumulation */
+	int eager;             /* each parameter is updated, and its gradient freed, in the backward that made it */
+	int64_t pnew, pnew_max; /* eager: the parameter gradients this layer made, in all and the largest */
 } sim;
 
 static void touch(sim *s)
@@ -83,6 +86,11 @@ static void param_grads(const abacus_analysis *a, sim *s, unsigned char *grad, i
 		if (!grad[t]) {
 			grad[t] = 1;
 			add(s, &s->pgrad, bytes(&a->shapes[t]));
+			if (s->eager) {
+				s->pnew += bytes(&a->shapes[t]);
+				if (bytes(&a->shapes[t]) > s->pnew_max)
+					s->pnew_max = bytes(&a->shapes[t]);
+			}
 		} else if (s->consumer) {
 			s->accum += (grad[t] == 1 ? 2 : 1) * bytes(&a->shapes[t]);
 			grad[t] = 2;
@@ -557,6 +565,7 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	s->layer = (int)L;
 	s->consumer = !view && !(o0 >= 0 && a->wl[o0]);
 	s->accum = 0;
+	s->pnew = s->pnew_max = 0;
 	int64_t live_before = s->live; /* to learn the bytes of gradients this layer allocates */
 	if (st->reach[L])
 		input_grads(a, st, s, n, view, pass ? pass_in : 0, o0, a->layer_view[L] == AB_LAYER_FUSED, k->grad_strided);
@@ -579,6 +588,16 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	int64_t ws = a->layer_view[L] == AB_LAYER_FUSED || !st->reach[L] ? 0 : k->bwd_workspace;
 	add(s, NULL, ws + s->accum);
 	sub(s, NULL, ws + s->accum);
+	/* Eager updates (the runtime's adam_update_in_backward): the layer's parameters are updated as soon as
+	 * their gradients exist, while its output's gradient and saved tensors still are, one at a time with the
+	 * step's temporaries (the largest parameter's size); then their gradients are gone. (After the layer's
+	 * releases instead: the same dataset MRE within 0.1 %.) */
+	if (s->pnew) {
+		int64_t tmp = (int64_t)a->rt->step.adam_temporaries * s->pnew_max;
+		add(s, NULL, tmp);
+		sub(s, NULL, tmp);
+		sub(s, &s->pgrad, s->pnew);
+	}
 	/* Output gradients are consumed (views pass theirs on to the base). */
 	for (int o = 0; o < n->n_out; o++) {
 		int t = n->out[o];
@@ -632,6 +651,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	s.gref = st.gref;
 	s.pstamp = st.pstamp;
 	s.layer = -1;
+	s.eager = a->cfg.optimizer == ABACUS_OPT_ADAM && a->rt->step.adam_update_in_backward;
 	layer_order(a, done, ord);
 	grad_reach(a, ord, reach, gc);
 	forward_pass(a, &st, &s, ord);
@@ -643,6 +663,9 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	/* ---- optimizer step: all gradients live, plus the runtime's temporaries (Adam's; TF's SGD's too) ---- */
 	const ab_step_memory *rt = &a->rt->step;
 	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? rt->adam_temporaries : rt->sgd_temporaries) * max_param;
+	/* Updated in backward: only the parameters no layer's backward reached are left (none, as a rule). */
+	if (s.eager)
+		step_live = s.pgrad ? s.pgrad + rt->adam_temporaries * max_param : 0;
 	/* The loss tensor, and with it the graph's records (graph_bytes), lives until the step returns. */
 	s.live = step_live + (ce || !rt->mse_keeps_error ? 0 : a->loss_bytes) + s.graph;
 	s.saved = 0;

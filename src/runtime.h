@@ -41,6 +41,10 @@ typedef struct ab_step_memory {
 	int mse_keeps_error;       /* MSE's loss keeps its unreduced error alive until the step returns (1/0) */
 	int adam_temporaries;      /* Adam's step: temporaries the size of the largest parameter */
 	int sgd_temporaries;       /* SGD with momentum's step: the same (PyTorch's updates in place: 0) */
+	/* Adam updates each parameter as soon as its gradient is made, in that layer's backward, and frees the
+	 * gradient (TensorFlow's dataflow executor; 1/0): its temporaries meet that one gradient, not all of
+	 * them. 0: the step runs after backward with every gradient live (PyTorch). */
+	int adam_update_in_backward;
 } ab_step_memory;
 
 /* A recurrent layer run step by step (ops_nn.c ab_cost_rnn), one layer and direction per step: what a step

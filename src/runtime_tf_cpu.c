@@ -14,6 +14,12 @@
  *   2048 → 4096 (33.6 MB of weights) peaked 69.3-70.5 MB above its persistent state at batch 4 to 64
  *   (its gradients and 35.7-36.9 MB more); PyTorch's rule (in place) said 33.6. Its Adam: 67.4-68.2, one
  *   temporary too, where PyTorch's makes two. sgd_temporaries = adam_temporaries = 1.
+ * - Adam's step in backward (adam_update_in_backward): the executor runs a variable's Adam update as soon as
+ *   its gradient exists and frees it, so its temporary meets that gradient alone. Dense 1024 → 1024 → 1024
+ *   → 8192 (4.2, 4.2, 33.6 MB) peaked 67.3-67.8 MB above its persistent state under Adam (the 33.6 MB
+ *   gradient and one temporary) and 75.8 under SGD (all gradients and one); vgg16's Adam rows 134-136 MB
+ *   (fc2's 67.1 twice) where holding every gradient said 218. Not steady on small models (a three-Dense
+ *   model's Adam ranged 67-117 MB between batches and processes: docs/COSTS.md, "Adam's step in backward").
  * - What a gradient reads (tf_saved): average pooling and a global mean only their input's shape, max
  *   pooling its input and output. Conv2D 16 → 64 on 32×32 then GlobalAveragePooling2D grew by 262 KB per
  *   sample between batch 4 and 16, one [32, 32, 64] map; with the pool's input kept, 524.
@@ -228,7 +234,7 @@ const ab_runtime ab_runtime_tf_2_21_cpu = {
 	/* Cross-entropy and MSE around the loss: PyTorch's counts until measured otherwise (the logits
 	 * measurements of docs/COSTS.md are within 8 % of the simulation's slope per sample with them). */
 	.step = { .ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1,
-	          .adam_temporaries = 1, .sgd_temporaries = 1 },
+	          .adam_temporaries = 1, .sgd_temporaries = 1, .adam_update_in_backward = 1 },
 	.bn_backward_buffers = 1,
 	/* Unvectorised small batch-norm maps are PyTorch's kernel's; TensorFlow's unfused ops have none. */
 	.bn_scalar_map_min = 0,
