@@ -165,11 +165,17 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 	return 0;
 }
 
+/* The runtime row r ran (a row that names none ran the default one). */
+static const char *row_runtime_name(const ab_examples *ex, size_t r)
+{
+	const char *rt = ex->rows[r]->runtime;
+	return rt && rt[0] ? rt : abacus_runtime_name(0);
+}
+
 /* Whether row r is scored: every row, or (abacus_train_opts.score_runtime) only the rows of that runtime. */
 static int scored(const ab_examples *ex, size_t r, const char *only)
 {
-	const char *rt = ex->rows[r]->runtime;
-	return !only || !strcmp(rt && rt[0] ? rt : abacus_runtime_name(0), only);
+	return !only || !strcmp(row_runtime_name(ex, r), only);
 }
 
 /* Pairs of rows that measure the same configuration (network, input, batch, optimizer, hw), of hardware
@@ -323,11 +329,10 @@ static int intern(const char **names, int *n, const char *s)
 	return j;
 }
 
-/* A row's runtime's index in names[] (interned; a row that names none ran the default runtime). */
+/* Row r's runtime's index in names[] (interned). */
 static int row_runtime(const ab_examples *ex, size_t r, const char **names, int *n)
 {
-	const char *rt = ex->rows[r]->runtime;
-	return intern(names, n, rt && rt[0] ? rt : abacus_runtime_name(0));
+	return intern(names, n, row_runtime_name(ex, r));
 }
 
 /* The 90 % intervals of the held-out groups (lomo: networks; lofo: families), and how far their memory
@@ -429,6 +434,30 @@ out:
 	return rc;
 }
 
+/* The few-shot rows of group q (grp[r] == q: a machine, a runtime): `shots` of them, one per network in the
+ * shuffled order idx first (so that they cover the zoo), then the next rows; marked in is_shot (cleared
+ * first, ex->n bytes) and, where `list` is given, listed there in that order. `seen` is scratch of
+ * ex->n_nets + 1 bytes. Returns how many. */
+static size_t pick_shots(const ab_examples *ex, const size_t *idx, const int *grp, int q, int shots, char *seen,
+                         char *is_shot, size_t *list)
+{
+	size_t ns = 0;
+	memset(seen, 0, (size_t)ex->n_nets + 1);
+	memset(is_shot, 0, ex->n);
+	for (int pass = 0; pass < 2 && shots > 0; pass++)
+		for (size_t i = 0; i < ex->n && ns < (size_t)shots; i++) {
+			size_t r = idx[i];
+			if (grp[r] != q || is_shot[r] || (pass == 0 && seen[ex->net[r]]))
+				continue;
+			seen[ex->net[r]] = 1;
+			is_shot[r] = 1;
+			if (list)
+				list[ns] = r;
+			ns++;
+		}
+	return ns;
+}
+
 /* Leave-one-machine-out over the machines with a profile and rows. Few-shot (`shots` = K > 0): K rows of
  * the held-out machine, one per network in the shuffled order first (so that they cover the zoo), then
  * any, fit its time factor and are not scored. */
@@ -448,31 +477,17 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 		return ab_err(err, ABACUS_EINVAL, "", "leave-one-machine-out needs rows of at least 2 machines that have a "
 		              "profile (have %d; give each machine's profile with --machines)", with_rows);
 	size_t *shot = ab_malloc((ex->n ? ex->n : 1) * sizeof *shot), *mtr = ab_malloc((ex->n ? ex->n : 1) * sizeof *mtr);
-	char *seen = ab_calloc((size_t)ex->n_nets + 1, 1);
-	if (!shot || !seen || !mtr) {
+	char *seen = ab_calloc((size_t)ex->n_nets + 1, 1), *is_shot = ab_calloc(ex->n ? ex->n : 1, 1);
+	if (!shot || !seen || !mtr || !is_shot) {
 		ab_free(shot);
 		ab_free(seen);
 		ab_free(mtr);
+		ab_free(is_shot);
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	}
 	int rc = 0;
 	for (int q = 0; q < ex->n_mach && !rc; q++) {
-		size_t ntr = 0, nt = 0, ns = 0;
-		memset(seen, 0, (size_t)ex->n_nets + 1);
-		/* Shots: first one row per network, in the shuffled order; then the next rows. */
-		for (int pass = 0; pass < 2 && shots > 0; pass++)
-			for (size_t i = 0; i < ex->n && ns < (size_t)shots; i++) {
-				size_t r = idx[i];
-				if (ex->mach[r] != q || (pass == 0 && seen[ex->net[r]]))
-					continue;
-				int taken = 0;
-				for (size_t k = 0; k < ns && !taken; k++)
-					taken = shot[k] == r;
-				if (taken)
-					continue;
-				seen[ex->net[r]] = 1;
-				shot[ns++] = r;
-			}
+		size_t ntr = 0, nt = 0, ns = pick_shots(ex, idx, ex->mach, q, shots, seen, is_shot, shot);
 		size_t nmt = 0;
 		for (size_t i = 0; i < ex->n; i++)
 			if (ex->mach[idx[i]] != q)
@@ -485,10 +500,7 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 				tr[ntr++] = r;
 				continue;
 			}
-			int is_shot = 0;
-			for (size_t k = 0; k < ns && !is_shot; k++)
-				is_shot = shot[k] == r;
-			if (!is_shot && scored(ex, r, only))
+			if (!is_shot[r] && scored(ex, r, only))
 				te[nt++] = r;
 		}
 		if (nt)
@@ -500,6 +512,7 @@ static int lomachine(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 	ab_free(shot);
 	ab_free(mtr);
 	ab_free(seen);
+	ab_free(is_shot);
 	return rc;
 }
 
@@ -536,18 +549,8 @@ static int loruntime(const ab_examples *ex, const size_t *idx, size_t *tr, size_
 		rc = ab_err(err, ABACUS_EINVAL, "", "leave-one-runtime-out needs rows of at least 2 runtimes (have %d: "
 		            "give each runtime's dataset, e.g. data/dataset.csv data/tf-2.21.0/dataset.csv)", n_rt);
 	for (int q = 0; q < n_rt && !rc; q++) {
-		size_t ntr = 0, nt = 0, ns = 0;
-		memset(seen, 0, (size_t)ex->n_nets + 1);
-		memset(is_shot, 0, ex->n);
-		for (int pass = 0; pass < 2 && shots > 0; pass++)
-			for (size_t i = 0; i < ex->n && ns < (size_t)shots; i++) {
-				size_t r = idx[i];
-				if (rt[r] != q || is_shot[r] || (pass == 0 && seen[ex->net[r]]))
-					continue;
-				seen[ex->net[r]] = 1;
-				is_shot[r] = 1;
-				ns++;
-			}
+		size_t ntr = 0, nt = 0;
+		pick_shots(ex, idx, rt, q, shots, seen, is_shot, NULL);
 		for (size_t i = 0; i < ex->n; i++) {
 			size_t r = idx[i];
 			if (rt[r] != q || is_shot[r])

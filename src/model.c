@@ -508,10 +508,9 @@ static double fit_time_coef(double out[AB_TIME_TERMS], const ab_model *m, const 
 /* Which terms one hardware id's fit may not set on its own: a term that prices a substantial share
  * (AB_TERM_SUPPORT_SHARE at the pooled rates) of fewer than AB_MIN_TERM_ROWS of the id's rows is left at
  * the pooled rate (out[j] = pooled[j]); every other term, and one the pooled fit does not use, is free
- * (out[j] = −1). Fitted freely, such a term
- * took whatever value the few rows allowed, usually 0: with the recurrent family held out, the machines
- * whose only recurrent rows were the zoo's priced an LSTM's steps at nothing, and the leave-one-family-out
- * error of lstm_lm grew from 25–38 % to 54–85 %. */
+ * (out[j] = −1). Fitted freely, such a term took whatever value the few rows allowed, usually 0: with the
+ * recurrent family held out, the machines whose only recurrent rows were the zoo's priced an LSTM's steps at
+ * nothing, and the leave-one-family-out error of lstm_lm grew from 25–38 % to 54–85 %. */
 static void borrowed_terms(double out[AB_TIME_TERMS], const ab_model *m, const ab_examples *ex, const size_t *idx,
                            size_t n, const double pooled[AB_TIME_TERMS])
 {

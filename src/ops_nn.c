@@ -193,7 +193,7 @@ int ab_cost_conv(ab_ctx *c, ab_cost *k)
 	memcpy(cv.d, w.d, sizeof cv.d);
 	for (int i = 0; i < cv.nsp; i++)
 		cv.padded |= w.pb[i] || w.pe[i];
-	cv.threads = c->threads > 0 ? c->threads : 1;
+	cv.threads = c->threads; /* at least 1: abacus_analyze makes it so */
 	cv.no_avx = c->no_avx;
 	c->rt->conv_kernel(&cv, k);
 	return 0;

@@ -29,7 +29,7 @@ typedef struct ab_conv_desc {
 	int x_grad, w_grad;               /* the input's and the weight's gradients are computed */
 	int x_channels_last;              /* the input is an activation held channels-last */
 	int padded;                       /* any padding */
-	int threads;                      /* the configuration's intra-op threads */
+	int threads;                      /* the configuration's intra-op threads (at least 1) */
 	int no_avx;                       /* the machine's kernels have no AVX (abacus_config.isa) */
 } ab_conv_desc;
 

@@ -96,7 +96,7 @@ static void dense_path(const ab_conv_desc *cv, ab_cost *k)
 static double gemm_backward_bytes(const ab_conv_desc *cv)
 {
 	const ab_shape *x = cv->x, *w = cv->w, *y = cv->y;
-	double T = cv->threads > 0 ? cv->threads : 1, n = (double)x->dims[0], g = (double)cv->group;
+	double T = cv->threads, n = (double)x->dims[0], g = (double)cv->group;
 	double ic = (double)x->dims[1] / g, oc = (double)y->dims[1] / g, ks = (double)cv->ksz;
 	double os = 1, is = 1, wb = (double)bytes_of(w);
 	int same = 1, unit = 1;
