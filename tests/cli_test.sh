@@ -153,6 +153,8 @@ assert all(m["rows"] == 60 and m["time_mre"] < 0.1 and 0.5 <= m["coverage"] <= 1
 ' /tmp/abacus_cli_out.$$ && ok "eval lomachine json: three machines, each predicted from its profile" || bad "eval lomachine json: three machines, each predicted from its profile"
 expect_rc "eval lomachine few-shot" 0 $A eval tests/data/three_machines.csv --protocol lomachine --machines tests/data/machines/mA.machine,tests/data/machines/mB.machine --rounds 30 --shots 5
 expect_rc "eval --shots needs lomachine or loruntime" 2 $A eval tests/data/three_machines.csv --protocol lomo --shots 5
+expect_rc "eval --runtime unknown" 2 $A eval tests/data/small.csv --runtime jax-0.4.30
+grep -q "unknown runtime 'jax-0.4.30'" /tmp/abacus_cli_err.$$ && ok "eval --runtime names the unknown runtime" || bad "eval --runtime names the unknown runtime"
 expect_rc "eval loruntime of one runtime" 1 $A eval tests/data/small.csv --protocol loruntime --rounds 20
 grep -q "at least 2 runtimes" /tmp/abacus_cli_err.$$ && ok "eval loruntime names what it needs" || bad "eval loruntime names what it needs"
 printf 'abacus-machine-profile 1\nmachine x\nthreads 1\nruntime torch-1.13.1\nrate conv_dense 0 0\n' >/tmp/abacus_cli_bad.machine.$$

@@ -377,7 +377,21 @@ void test_no_avx_conv_workspace(void)
 	abacus_config_hw(&cfg, "cpu2");
 	CHECK_EQ_I64(cfg.threads, 2);
 	CHECK(cfg.isa == NULL);
-	/* An ISA no machine id names is a clear error. */
+	/* Absurd thread counts and an ISA no machine id names are clear errors. */
+	{
+		tb_model *m5 = tb_new(14);
+		tb_input(m5, "x", D(-1, 4));
+		tb_node(m5, "Relu", L("x"), L("y"));
+		tb_output(m5, "y");
+		abacus_config c5 = ABACUS_CONFIG_INIT;
+		c5.threads = 5000;
+		abacus_graph *g5;
+		abacus_error e5;
+		abacus_analysis *a5 = t_analyze_cfg(m5, &c5, &g5, &e5);
+		CHECK(a5 == NULL);
+		CHECK_STR_CONTAINS(e5.msg, "threads must be 1 to 4096 (got 5000)");
+		abacus_graph_free(g5);
+	}
 	tb_model *m = tb_new(14);
 	tb_input(m, "x", D(-1, 4));
 	tb_node(m, "Relu", L("x"), L("y"));
