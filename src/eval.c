@@ -363,7 +363,7 @@ static void group_quantiles(const group_fit *f, const ab_novelty *nv, const int 
 				continue;
 			const ab_novelty_obs *o = &f->o[i];
 			f->r[k] = o->rt / (1 + nv->widen_t * o->d);
-			f->rm[k++] = (o->lm - ab_novelty_mem_weight(nv, o->d) * o->fm) / (1 + nv->widen_m * o->d);
+			f->rm[k++] = ab_novelty_mem_z(nv, o->lm - ab_novelty_mem_weight(nv, o->d) * o->fm, o->d);
 		}
 	}
 	*ok = k >= 2;
@@ -413,14 +413,14 @@ static int lomo_intervals(abacus_eval_point *pts, const int *pt_net, size_t n, i
 					continue;
 				abacus_eval_point *p = &pts[i];
 				const ab_novelty_obs *o = &f.o[i];
-				double st = 1 + nv.widen_t * o->d, sm = 1 + nv.widen_m * o->d;
+				double st = 1 + nv.widen_t * o->d;
 				p->memory_pred_bytes = p->memory_base_bytes * exp(ab_novelty_mem_weight(&nv, o->d) * o->fm);
 				if (!ok || !(p->time_pred_s > 0))
 					continue;
 				p->time_lo_s = p->time_pred_s * exp(qt[0] * st);
 				p->time_hi_s = p->time_pred_s * exp(qt[1] * st);
-				p->memory_lo_bytes = p->memory_pred_bytes * exp(qm[0] * sm);
-				p->memory_hi_bytes = p->memory_pred_bytes * exp(qm[1] * sm);
+				p->memory_lo_bytes = p->memory_pred_bytes * exp(qm[0] * (1 + nv.widen_m[0] * o->d));
+				p->memory_hi_bytes = p->memory_pred_bytes * exp(qm[1] * (1 + nv.widen_m[1] * o->d));
 			}
 		}
 	}

@@ -103,7 +103,10 @@ typedef struct ab_novelty {
 	double *norm;     /* their squared norms */
 	size_t n_ref, cap;
 	double mem_tau;   /* the memory correction is weighed by exp(-d / mem_tau); 0: fully */
-	double widen_t, widen_m; /* the intervals' log quantiles are multiplied by 1 + widen × d */
+	/* The intervals' log quantiles are multiplied by 1 + widen × d: time's both ends by widen_t, memory's
+	 * lower end by widen_m[0] and its upper end by widen_m[1] (the simulation misses buffers far more often
+	 * than it invents them, and the more so the farther a network is from the training graphs). */
+	double widen_t, widen_m[2];
 } ab_novelty;
 /* One out-of-fold row: its distance, time log residual, log(measured / simulated memory), memory correction. */
 typedef struct ab_novelty_obs {
@@ -116,6 +119,8 @@ int ab_novelty_add(ab_novelty *nv, const double *c, abacus_error *err); /* one c
 /* The distance of feature vector x's composition from the nearest reference (0 without references). */
 double ab_novelty_distance(const ab_novelty *nv, const double *x);
 double ab_novelty_mem_weight(const ab_novelty *nv, double d);
+/* A memory log residual r at distance d scaled back to distance 0 (divided by its side's widening). */
+double ab_novelty_mem_z(const ab_novelty *nv, double r, double d);
 /* Fits mem_tau, widen_t, widen_m and the quantiles of the widened residuals on out-of-fold rows. */
 int ab_novelty_calibrate(ab_novelty *nv, double q_time[2], double q_mem[2], const ab_novelty_obs *o, size_t n,
                          abacus_error *err);

@@ -19,7 +19,8 @@
  *   ensemble time <base score> <trees>     then per tree: tree <nodes>, one line per node:
  *       <feature> <threshold> <yes> <no> <missing> <leaf value>        (feature -1: a leaf)
  *   ensemble memory ...
- *   (version 17:) novelty <dims> <graphs> <mem_tau> <widen_t> <widen_m>   (novelty.c), then per training
+ *   (version 17:) novelty <dims> <graphs> <mem_tau> <widen_t> <widen_m>   (novelty.c; version 18: widen_m of
+ *                         memory's lower end, then of its upper end), then per training
  *                         graph its composition, the non-zero entries only:  r <j>:<value> ...
  *   (version 15 and later, when trained with machine profiles:)
  *   profile <rows> <machines> <id_1> ... <id_n>   the profile-mode time model (model.h), trained on the
@@ -46,7 +47,7 @@
 #include "model.h"
 #include "runtime.h"
 
-#define BUNDLE_VERSION 17 /* 17: the training graphs' compositions, the memory correction's fade and the intervals' widening with the distance from them (novelty.c); 16: feature and term names; 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
+#define BUNDLE_VERSION 18 /* 18: memory's intervals widen at each end by its own factor; 17: the training graphs' compositions, the memory correction's fade and the intervals' widening with the distance from them (novelty.c); 16: feature and term names; 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
                          * convolutions apart); 6: twelve (recurrent steps and
                          * bytes); 5: ten (weight bytes, optimizer state apart); 4: eight; 3: one set of seven;
                          * 2: six; 1: four */
@@ -305,15 +306,16 @@ static void fill_prediction(abacus_prediction *out, const abacus_predictor *p, c
 	/* The distance from the training graphs (novelty.c), to the per-hardware-id model's: the profile-mode
 	 * model's rows are a subset of them, and its widening was fitted on distances of the same kind. */
 	double nov = ab_novelty_distance(&p->m.nov, x);
-	double st = 1 + tm->nov.widen_t * nov, sm = 1 + p->m.nov.widen_m * nov;
+	double st = 1 + tm->nov.widen_t * nov;
+	double sm_lo = 1 + p->m.nov.widen_m[0] * nov, sm_hi = 1 + p->m.nov.widen_m[1] * nov;
 	double ft = ab_ensemble_predict(&tm->time, x, p->d);
 	double fm = ab_novelty_mem_weight(&p->m.nov, nov) * ab_ensemble_predict(&p->m.mem, x, p->d);
 	out->time_s = tb * exp(ft);
 	out->time_lo_s = tb * exp(ft + q_time[0] * st);
 	out->time_hi_s = tb * exp(ft + q_time[1] * st);
 	out->memory_bytes = (int64_t)llround(peak * exp(fm));
-	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0] * sm));
-	out->memory_hi_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[1] * sm));
+	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0] * sm_lo));
+	out->memory_hi_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[1] * sm_hi));
 	out->time_analytic_s = tb;
 	out->novelty = nov;
 }
@@ -408,7 +410,8 @@ static void put_ensemble(ab_buf *b, const char *name, const ab_ensemble *e)
 
 static void put_novelty(ab_buf *b, const ab_novelty *nv)
 {
-	ab_buf_printf(b, "novelty %d %zu %a %a %a\n", AB_COMP_DIM, nv->n_ref, nv->mem_tau, nv->widen_t, nv->widen_m);
+	ab_buf_printf(b, "novelty %d %zu %a %a %a %a\n", AB_COMP_DIM, nv->n_ref, nv->mem_tau, nv->widen_t, nv->widen_m[0],
+	              nv->widen_m[1]);
 	for (size_t i = 0; i < nv->n_ref; i++) {
 		ab_buf_printf(b, "r");
 		for (int j = 0; j < AB_COMP_DIM; j++)
@@ -694,16 +697,23 @@ static int get_hw_intervals(reader *r, abacus_predictor *p, int version, abacus_
 	return *s ? bad(r, err, "the 'hw_intervals' line has more quantiles than hardware ids") : 0;
 }
 
-/* "novelty <dims> <n> <mem_tau> <widen_t> <widen_m>" and its n "r <j>:<value> ..." lines (version 17). */
-static int get_novelty(reader *r, ab_novelty *nv, abacus_error *err)
+/* "novelty <dims> <n> <mem_tau> <widen_t> <widen_m lower> <widen_m upper>" (version 17: one widen_m for
+ * both ends) and its n "r <j>:<value> ..." lines. */
+static int get_novelty(reader *r, ab_novelty *nv, abacus_error *err, int version)
 {
-	int dims, used;
+	int dims, used, want = version >= 18 ? 6 : 5;
 	size_t n;
-	if (next_line(r) || sscanf(r->buf, "novelty %d %zu %la %la %la", &dims, &n, &nv->mem_tau, &nv->widen_t,
-	                           &nv->widen_m) != 5 || dims != AB_COMP_DIM || n > 10000000 || !(nv->mem_tau >= 0) ||
-	    !(nv->widen_t >= 0) || !(nv->widen_m >= 0) || !isfinite(nv->mem_tau) || !isfinite(nv->widen_t) ||
-	    !isfinite(nv->widen_m))
-		return bad(r, err, "expected 'novelty <dims> <graphs> <tau> <widen> <widen>' with this abacus' dims");
+	if (next_line(r) || sscanf(r->buf, "novelty %d %zu %la %la %la %la", &dims, &n, &nv->mem_tau, &nv->widen_t,
+	                           &nv->widen_m[0], &nv->widen_m[1]) != want || dims != AB_COMP_DIM || n > 10000000 ||
+	    !(nv->mem_tau >= 0) || !(nv->widen_t >= 0) || !(nv->widen_m[0] >= 0) || !isfinite(nv->mem_tau) ||
+	    !isfinite(nv->widen_t) || !isfinite(nv->widen_m[0]) ||
+	    (want == 6 && (!(nv->widen_m[1] >= 0) || !isfinite(nv->widen_m[1]))))
+		return bad(r, err, version >= 18 ? "expected 'novelty <dims> <graphs> <tau> <widen> <widen> <widen>' with "
+		                                   "this abacus' dims" :
+		                                   "expected 'novelty <dims> <graphs> <tau> <widen> <widen>' with this "
+		                                   "abacus' dims");
+	if (want == 5)
+		nv->widen_m[1] = nv->widen_m[0];
 	for (size_t i = 0; i < n; i++) {
 		double c[AB_COMP_DIM] = { 0 };
 		if (next_line(r) || r->buf[0] != 'r')
@@ -841,7 +851,7 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		goto out;
 	if ((rc = get_ensemble(&r, "time", &p->m.time, p->d, err)) || (rc = get_ensemble(&r, "memory", &p->m.mem, p->d, err)))
 		goto out;
-	if (version >= 17 && (rc = get_novelty(&r, &p->m.nov, err)))
+	if (version >= 17 && (rc = get_novelty(&r, &p->m.nov, err, version)))
 		goto out;
 	if (next_line(&r)) {
 		rc = bad(&r, err, "expected 'end'");

@@ -25,6 +25,7 @@ static int64_t bytes_of(const ab_shape *s)
 /* Depthwise backward rates against a 3×3's (conv_kernel). */
 #define AB_DW_LARGE_BACKWARD 6.5
 #define AB_DW_DILATED_BACKWARD 11.0
+#define AB_TORCH_DW_DILATED_BWD_FIXED 86016 /* bytes: a dilated depthwise backward's fixed buffer (backward_workspace) */
 
 /* Bytes of a tensor in oneDNN's blocked layout (nChw16c on this AVX-512 machine): channels padded to a
  * multiple of 16. An autoencoder's last convolution (32 → 3 channels on 64×64) holds a 16-channel copy
@@ -184,6 +185,20 @@ static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 	                                                              : (double)bytes_of(cv->w);
 	if (weights > (double)k->bwd_workspace && weights < AB_I64_DOUBLE_MAX)
 		k->bwd_workspace = (int64_t)weights;
+	/* A dilated depthwise convolution's backward (oneDNN, NCHW) holds a fixed 84 KiB beside an input-sized
+	 * buffer, however small the map: measured 2026-12-05 with the allocator tracker, the backward's
+	 * transient beyond the live set (batch 4, 3×3 dilation 2 or 3): 8 channels on 5×5 89.2 kB (28.8 kB
+	 * undilated), 16 on 5×5 91.9, 8 on 10×10 100.9, 32 on 10×10 139.4; from 64 channels on 20×20 (829 kB,
+	 * 2.0× the input) the blocked copies above are the larger. The tiny CNNs that dilate instead of
+	 * downsampling (gen_cnn_s000019's separable stage on 5×5) peak there. */
+	int dilated = 0;
+	for (int i = 0; i < cv->nsp; i++)
+		dilated |= cv->k[i] > 1 && cv->d[i] > 1;
+	if (dilated && k->dw_weight[0] > 0 && !cv->x_channels_last && (cv->x_grad || cv->w_grad)) {
+		int64_t floor_b = AB_TORCH_DW_DILATED_BWD_FIXED + bytes_of(cv->x);
+		if (floor_b > k->bwd_workspace)
+			k->bwd_workspace = floor_b;
+	}
 }
 
 /* PyTorch's own path (taken whatever the threads: a batch-1 convolution on a small input, every transposed

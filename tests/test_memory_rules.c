@@ -144,8 +144,9 @@ void test_einsum_copies(void)
  * x 2×8×16 (input), W 16×32 (2,048 B), h = x·W 2×8×32 (H = 2,048 B), s = ReduceSum(h, 2) 2×8×1
  * (S = 64 B), MSE. Forward: h, then s, h dies (nothing saves it): S; the loss keeps S and passes S (3S).
  * Backward: ds (S) and s dies; the sum's gradient shares ds (no H); the product adds dW: W + 2S, the
- * peak (an H-sized gradient of h would have made it W + H + 2S). Persistent: W, momentum, x 1,024, the
- * zero target S. */
+ * peak (an H-sized gradient of h would have made it W + H + 2S), with the autograd Nodes of the product
+ * and the sum (tests.h REC; neither saves an activation) and dW's host memory (tests.h TENS). Persistent:
+ * W, momentum, x 1,024, the zero target S, and W's and its momentum's host memory. */
 void test_sum_grad_is_view(void);
 void test_sum_grad_is_view(void)
 {
@@ -160,13 +161,16 @@ void test_sum_grad_is_view(void)
 	ANALYZE_OR_RETURN(m, 2);
 	const abacus_memory *mem = abacus_analysis_memory(a);
 	int64_t W = 2048, S = 64;
-	CHECK_EQ_I64(mem->persistent, 2 * W + 1024 + S);
-	CHECK_EQ_I64(mem->peak - mem->persistent, W + 2 * S);
+	CHECK_EQ_I64(mem->persistent, 2 * W + 1024 + S + TENS(1, 0, 0, TENS_SGD));
+	CHECK_EQ_I64(mem->peak - mem->persistent, W + 2 * S + REC(2, 0) + TENS(0, 0, 1, 0));
 	FREE_ANALYSIS();
 }
 
 /* F.glu as torch.onnx writes it: Split(h) → (a, b), Sigmoid(b), Mul(a, ·): one kernel that keeps h
- * (x 2×4×16, W 16×64: h = 2,048 B at batch 2), not the sigmoid's output (1,024 B more) beside it. */
+ * (x 2×4×16, W 16×64: h = 2,048 B at batch 2), not the sigmoid's output (1,024 B more) beside it.
+ * Autograd records (tests.h REC): the Nodes of the product and of the GLU's kernel (the Mul; the fused
+ * Sigmoid makes none) and the handle of h, which the GLU keeps. The Split, a view layer, keeps a Node too,
+ * though PyTorch runs F.glu as one operation without it (reported with the records rule). */
 void test_glu_fused(void);
 void test_glu_fused(void)
 {
@@ -182,13 +186,15 @@ void test_glu_fused(void)
 	ANALYZE_OR_RETURN(m, 2);
 	int sg = layer_of(a, "Sigmoid");
 	CHECK(sg >= 0 && a->layer_view[sg] == AB_LAYER_FUSED);
-	CHECK_EQ_I64(abacus_analysis_memory(a)->saved, 2048);
+	CHECK_EQ_I64(abacus_analysis_memory(a)->saved, 2048 + REC(2, 1) + REC(1, 0) /* the Split */);
 	FREE_ANALYSIS();
 }
 
 /* A tensor a kernel computes from a weight is a tensor of its own: e = Exp(p), p a [16] weight, is
  * kept by Exp (its output, 64 B) and by the product h·e (with h, 2×16: 128 B at batch 2): 192 B saved
- * at the end of the forward (it was 128, e counted as a view of its weight). The simulation is the same
+ * at the end of the forward (it was 128, e counted as a view of its weight). Autograd records (tests.h
+ * REC): the Nodes of the MatMul, the Relu, the Exp (computed from a weight, not a view of it) and the Mul;
+ * handles on r (Relu), e (Exp), r and e (Mul); the MatMul saves x, a graph input. The simulation is the same
  * whether the file computes e first (as the exporter hoists it) or just before its reader. */
 void test_weight_derived_tensor(void);
 void test_weight_derived_tensor(void)
@@ -209,7 +215,7 @@ void test_weight_derived_tensor(void)
 		tb_output(m, "y");
 		ANALYZE_OR_RETURN(m, 2);
 		const abacus_memory *mem = abacus_analysis_memory(a);
-		CHECK_EQ_I64(mem->saved, 64 + 128);
+		CHECK_EQ_I64(mem->saved, 64 + 128 + REC(4, 4));
 		peak[late] = mem->peak;
 		FREE_ANALYSIS();
 	}
@@ -221,8 +227,11 @@ void test_weight_derived_tensor(void)
  * y2 = r·W2 (W1, W2 32×8: 1,024 B each; Y = 256 B), y = y1 + y2, MSE. Backward: the loss leaves its
  * error (Y), dy (Y, shared by y1 and y2), r (R, saved): 3Y·…; y2's product adds dr (R) and dW2:
  * 2Y + 2R + W2 = 3,584; y1's adds dW1 and, for a moment, its own dr (R): 2Y + 3R + W1 + W2 = 5,632, the
- * peak (5,376 without the second gradient: Relu's dh with dW1, dW2). Persistent: weights 4,096,
- * momentum 4,096, x 512, target Y. */
+ * peak (5,376 without the second gradient: Relu's dh with dW1, dW2), with the autograd records
+ * (tests.h REC): the Nodes of all five layers, and the handles on r of y1's product and of Relu, whose
+ * backwards have not finished (y2's product released its own), and the host memory of dW1 and dW2 (tests.h
+ * TENS). Persistent: weights 4,096, momentum 4,096, x 512, target Y, and the host memory of the three
+ * weights and their momentum. */
 void test_second_gradient(void);
 void test_second_gradient(void)
 {
@@ -239,14 +248,16 @@ void test_second_gradient(void)
 	tb_output(m, "y");
 	ANALYZE_OR_RETURN(m, 2);
 	const abacus_memory *mem = abacus_analysis_memory(a);
-	CHECK_EQ_I64(mem->persistent, 4096 + 4096 + 512 + 256);
-	CHECK_EQ_I64(mem->peak - mem->persistent, 5632);
+	CHECK_EQ_I64(mem->persistent, 4096 + 4096 + 512 + 256 + TENS(3, 0, 0, TENS_SGD));
+	CHECK_EQ_I64(mem->peak - mem->persistent, 5632 + REC(5, 2) + TENS(0, 0, 2, 0));
 	FREE_ANALYSIS();
 }
 
 /* A layer no gradient reaches keeps nothing: d = h·Wd feeds only ArgMin (a VQ codebook's distances), so
  * its autograd node dies with d. x 2×16, h = x·W, y = Relu(h) (2×16: 128 B at batch 2, kept by Relu):
- * 128 B saved at the end of the forward, not 256 (h kept for Wd's gradient). */
+ * 128 B saved at the end of the forward, not 256 (h kept for Wd's gradient). Autograd records (tests.h
+ * REC) likewise only for the layers a gradient reaches: the Nodes of x·W and Relu and Relu's handle on y;
+ * none for h·Wd or ArgMin. */
 void test_dead_branch_keeps_nothing(void);
 void test_dead_branch_keeps_nothing(void)
 {
@@ -262,8 +273,81 @@ void test_dead_branch_keeps_nothing(void)
 	tb_output(m, "y");
 	tb_output(m, "k");
 	ANALYZE_OR_RETURN(m, 2);
-	CHECK_EQ_I64(abacus_analysis_memory(a)->saved, 128);
+	CHECK_EQ_I64(abacus_analysis_memory(a)->saved, 128 + REC(2, 1));
 	FREE_ANALYSIS();
+}
+
+/* x [B, 4] · W [4, 64] → h, then a chain of n element-wise ops (Relu, Tanh, Relu, ...), each a kernel that
+ * keeps its output for backward; cross-entropy over the 64 classes. */
+static tb_model *elementwise_chain(int n)
+{
+	tb_model *m = tb_new(14);
+	char in[16] = "h", out[16];
+	tb_input(m, "x", D(-1, 4));
+	tb_weight(m, "w", D(4, 64));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	for (int k = 1; k <= n; k++) {
+		if (k == n)
+			snprintf(out, sizeof out, "y");
+		else
+			snprintf(out, sizeof out, "a%d", k);
+		tb_node(m, k % 2 ? "Relu" : "Tanh", L(in), L(out));
+		memcpy(in, out, sizeof in);
+	}
+	tb_output(m, "y");
+	return m;
+}
+
+/* Autograd's records (memory.c records): every layer a gradient reaches keeps a Node (700 bytes) from its
+ * forward until the step returns, and every activation a layer saves a handle (400 bytes) until that layer's
+ * backward (tests.h REC). The chain above at batch 2: h and each op's output are T = 2·64·4 = 512 B, W is
+ * 1,024 B. Forward: h, then each op's output, kept, while h dies at the first op: n·T saved, with n + 1
+ * Nodes (the MatMul's and each op's) and n handles (each op's on its output; the MatMul saves x, a graph
+ * input, and its weight, no activation). Cross-entropy: its log-softmax (T), then in backward its buffer and
+ * y's gradient (2T more): (n + 3)·T, the peak, before any backward has released a handle. Later moments hold
+ * less: op k's backward (k + 2)·T with k handles, the MatMul's dh and dW (T + W = 1,536 < 4T, with dW's host
+ * memory, tests.h TENS, still less), the step W. Persistent: W, momentum W, x 2·4·4 = 32, labels 2·8 = 16,
+ * and W's and its momentum's host memory (tests.h TENS). TensorFlow's runtime keeps no records: it saves
+ * the outputs alike (its ReluGrad and TanhGrad read them), n·T, and peaks at the loss's backward, (n + 3)·T. */
+void test_autograd_records(void);
+void test_autograd_records(void)
+{
+	const int64_t T = 512, W = 1024;
+	static const int chain[2] = { 1, 8 };
+	int64_t saved[2] = { 0, 0 }, peak[2] = { 0, 0 };
+	for (int i = 0; i < 2; i++) {
+		int n = chain[i];
+		for (int tf = 0; tf < 2; tf++) {
+			abacus_config cfg = ABACUS_CONFIG_INIT;
+			cfg.batch = 2;
+			cfg.runtime = tf ? "tf-2.21.0" : NULL;
+			abacus_graph *g;
+			abacus_error err;
+			abacus_analysis *a = t_analyze_cfg(elementwise_chain(n), &cfg, &g, &err);
+			CHECK(a != NULL);
+			if (!a) {
+				fprintf(stderr, "  analysis failed: %s\n", err.msg);
+				continue;
+			}
+			const abacus_memory *mem = abacus_analysis_memory(a);
+			CHECK_EQ_I64(a->n_layers, n + 1);
+			if (!tf) {
+				CHECK_EQ_I64(mem->persistent, 2 * W + 32 + 16 + TENS(1, 0, 0, TENS_SGD));
+				CHECK_EQ_I64(mem->saved, n * T + REC(n + 1, n));
+				CHECK_EQ_I64(mem->peak - mem->persistent, (n + 3) * T + REC(n + 1, n));
+				saved[i] = mem->saved;
+				peak[i] = mem->peak;
+			} else {
+				CHECK_EQ_I64(mem->saved, n * T);
+				CHECK_EQ_I64(mem->peak - mem->persistent, (n + 3) * T);
+			}
+			FREE_ANALYSIS();
+		}
+	}
+	/* Seven more ops: seven more outputs kept, seven more Nodes and handles, at the end of the forward and at
+	 * the peak alike. */
+	CHECK_EQ_I64(saved[1] - saved[0], 7 * T + REC(7, 7));
+	CHECK_EQ_I64(peak[1] - peak[0], 7 * T + REC(7, 7));
 }
 
 /* PyTorch's own convolution path (batch 1 on a small input; every transposed convolution) unfolds
@@ -471,4 +555,68 @@ void test_gelu_strided_grad(void)
 		CHECK_EQ_I64(a->costs[e1 + 1].strided_grad_buffers, 0); /* its fused Div */
 	}
 	FREE_ANALYSIS();
+}
+
+/* Host memory per tensor beyond its data (runtime.h param/buffer/grad/state tensor bytes): a Linear
+ * (x·W + b, W 16×32, b [32]) at batch 2. Weights 2,048 + 128 = 2,176 B; SGD's momentum as much; the
+ * input 2×16×4 = 128 B and the class labels 2×8 = 16 B. Two parameter tensors each keep 580 B and one
+ * momentum tensor 380 B: buffers 2 × 960 = 1,920, persistent 2,176 + 1,920 + 2,176 + 144 = 6,416. With
+ * Adam, two moments and a step tensor, 1,250 B a parameter: buffers 2 × 1,830 = 3,660, optimizer
+ * 4,352, persistent 2,176 + 3,660 + 4,352 + 144 = 10,332. */
+void test_tensor_overhead_memory(void);
+void test_tensor_overhead_memory(void)
+{
+	for (int adam = 0; adam <= 1; adam++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 16));
+		tb_weight(m, "w", D(16, 32));
+		tb_weight(m, "b", D(32));
+		tb_node(m, "MatMul", L("x", "w"), L("h"));
+		tb_node(m, "Add", L("h", "b"), L("y"));
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_config cfg = ABACUS_CONFIG_INIT;
+		cfg.batch = 2;
+		cfg.optimizer = adam ? ABACUS_OPT_ADAM : ABACUS_OPT_SGD;
+		abacus_analysis *a = t_analyze_cfg(m, &cfg, &g, &err);
+		if (!a) {
+			fprintf(stderr, "  analysis failed: %s\n", err.msg);
+			t_failed_checks++;
+			continue;
+		}
+		const abacus_memory *mem = abacus_analysis_memory(a);
+		CHECK_EQ_I64(mem->weights, 2176);
+		CHECK_EQ_I64(mem->buffers, adam ? 3660 : 1920);
+		CHECK_EQ_I64(mem->persistent, adam ? 10332 : 6416);
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
+/* A dilated depthwise convolution's backward holds 86,016 B beside an input-sized buffer however small
+ * its map (oneDNN; runtime_torch_cpu.c). x is 4×8×5×5 (800 floats, 3,200 B) at batch 4, 3×3 kernels,
+ * 8 groups, output 5×5. Dilated 2 (pads 2): 86,016 + 3,200 = 89,216. Undilated (pads 1): the blocked
+ * copy of the output's gradient alone (x is a graph input, no gradient), 8 channels padded to 16:
+ * 4×16×25×4 = 6,400 B. */
+void test_dilated_depthwise_backward(void);
+void test_dilated_depthwise_backward(void)
+{
+	for (int dil = 1; dil <= 2; dil++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 8, 5, 5));
+		tb_weight(m, "w", D(8, 1, 3, 3));
+		tb_node(m, "Conv", L("x", "w"), L("y"));
+		tb_attr_int(m, "group", 8);
+		tb_attr_ints(m, "kernel_shape", D(3, 3));
+		tb_attr_ints(m, "dilations", D(dil, dil));
+		tb_attr_ints(m, "pads", D(dil, dil, dil, dil));
+		tb_output(m, "y");
+		ANALYZE_OR_RETURN(m, 4);
+		int L = layer_of(a, "Conv");
+		CHECK(L >= 0);
+		if (L >= 0)
+			CHECK_EQ_I64(a->costs[L].bwd_workspace, dil == 2 ? 89216 : 6400);
+		FREE_ANALYSIS();
+	}
 }

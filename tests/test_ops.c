@@ -238,7 +238,9 @@ void test_batchnorm(void)
 	if (l)
 		CHECK(l->forward_flops == 1792);
 	CHECK_EQ_I64(abacus_analysis_totals(a)->params, 16);
-	CHECK_EQ_I64(abacus_analysis_memory(a)->buffers, 64);
+	/* The running mean and variance (64 B), and every tensor's host memory beyond its data (tests.h
+	 * TENS): two parameters (s, b) with SGD's momentum, three buffers (mean, var, num_batches_tracked). */
+	CHECK_EQ_I64(abacus_analysis_memory(a)->buffers, 64 + TENS(2, 3, 0, TENS_SGD));
 	CHECK_EQ_I64(abacus_analysis_memory(a)->weights, 64);
 	DONE();
 }
@@ -611,10 +613,13 @@ void test_unknown_op(void)
 }
 
 /* Memory of a tiny MLP, hand-simulated. x: 4×8 (batch 4), W1 16×8, W2 2×16 (Gemm transB, no bias).
- * weights = (128 + 32)·4 = 640 B; sgd momentum 640; inputs = x 128 B + labels 4·8 = 32 B → persistent 1440.
+ * weights = (128 + 32)·4 = 640 B; sgd momentum 640; inputs = x 128 B + labels 4·8 = 32 B → persistent 1440,
+ * and the host memory of two parameter tensors (w1, w2) and their momentum (tests.h TENS).
  * Forward: h = Gemm1 (256 B, saved by Gemm2 ... and relu), r = Relu(h) (256 B, saved by relu and Gemm2),
  * y = Gemm2 (32 B, graph output), then the loss keeps log-softmax (32 B).
- * The peak is during the optimizer step or backward; check the breakdown adds up to the peak. */
+ * The peak is during the optimizer step or backward; check the breakdown adds up to the peak.
+ * Autograd records (tests.h REC): Gemm1, Relu and Gemm2 keep a Node each; Relu's saved r and Gemm2's
+ * saved r hold a handle each (x, a graph input, and the weights are no activations). */
 void test_memory_breakdown_adds_up(void);
 void test_memory_breakdown_adds_up(void)
 {
@@ -633,12 +638,12 @@ void test_memory_breakdown_adds_up(void)
 	CHECK_EQ_I64(mem->weights, 640);
 	CHECK_EQ_I64(mem->optimizer, 640);
 	CHECK_EQ_I64(mem->inputs, 160);
-	CHECK_EQ_I64(mem->persistent, 1440);
+	CHECK_EQ_I64(mem->persistent, 1440 + TENS(2, 0, 0, TENS_SGD));
 	CHECK_EQ_I64(mem->weights + mem->buffers + mem->optimizer + mem->inputs + mem->gradients + mem->activations +
 	                 mem->workspace,
 	             mem->peak);
 	/* Saved at the end of forward: h is not saved (Relu saves its output), r is (Relu and Gemm2). */
-	CHECK_EQ_I64(mem->saved, 256);
+	CHECK_EQ_I64(mem->saved, 256 + REC(3, 2));
 	CHECK(mem->peak >= mem->persistent + 640); /* at least all gradients during the step */
 	DONE();
 }
@@ -649,7 +654,10 @@ void test_memory_breakdown_adds_up(void)
  * frees both log-softmax buffers (O), then dW (O + W). Persistent: W, momentum W, x 4096, labels 512.
  * MSE (x 2×4×16, y 2×4×256: O = 8192 B): the loss keeps one unreduced buffer and passes a second (3O);
  * backward adds y's gradient (3O), y dies after the loss's backward (2O), dW makes the peak 2O + W, and
- * the kept buffer is still live during the step (W + O). Persistent: W, W, x 512, the zero target O. */
+ * the kept buffer is still live during the step (W + O). Persistent: W, W, x 512, the zero target O.
+ * Both peaks add the MatMul's autograd Node (tests.h REC), made in the forward and kept to the step; it
+ * saves no activation (x is a graph input, W a weight): no handle. Host memory per tensor (tests.h TENS):
+ * persistent, W's and its momentum's; MSE's peak holds dW's too (cross-entropy's comes before dW). */
 void test_loss_memory(void);
 void test_loss_memory(void)
 {
@@ -670,8 +678,8 @@ void test_loss_memory(void)
 			continue;
 		const abacus_memory *mem = abacus_analysis_memory(a);
 		int64_t O = mse ? 8192 : 65536, W = 16384;
-		CHECK_EQ_I64(mem->persistent, mse ? 2 * W + 512 + O : 2 * W + 4096 + 512);
-		CHECK_EQ_I64(mem->peak - mem->persistent, mse ? 2 * O + W : 3 * O);
+		CHECK_EQ_I64(mem->persistent, (mse ? 2 * W + 512 + O : 2 * W + 4096 + 512) + TENS(1, 0, 0, TENS_SGD));
+		CHECK_EQ_I64(mem->peak - mem->persistent, (mse ? 2 * O + W + TENS(0, 0, 1, 0) : 3 * O) + REC(1, 0));
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
 	}
@@ -681,8 +689,11 @@ void test_loss_memory(void)
  * W 16×256, h = x·W, r = Relu(h), y = h + r, MSE (O = 8192 B, W = 16384 B). Forward ends with r (saved by
  * Relu) and y; the loss keeps one buffer and passes a second (4O: a peak); backward adds dy (4O again) and
  * frees y; Add's backward allocates nothing (with a copy per branch it was 5O); Relu's frees r, then dW
- * (2O + W). Persistent: W, momentum W, x 512, the zero target O. BatchNorm's backward holds one
- * input-sized buffer beside the input's gradient, when the input needs one. */
+ * (2O + W, which is 4O too). Persistent: W, momentum W, x 512, the zero target O, and W's and its
+ * momentum's host memory (tests.h TENS). Autograd records (tests.h REC): the Nodes of MatMul, Relu and Add
+ * at every moment; the handle of Relu's saved r at both 4O moments (its backward has not run yet), not at
+ * dW's, which holds dW's host memory (TENS) instead: 775 > 400 bytes make dW's moment the peak.
+ * BatchNorm's backward holds one input-sized buffer beside the input's gradient, when the input needs one. */
 void test_residual_add_grad(void);
 void test_residual_add_grad(void)
 {
@@ -696,8 +707,9 @@ void test_residual_add_grad(void)
 	ANALYZE(m, 2);
 	const abacus_memory *mem = abacus_analysis_memory(a);
 	int64_t O = 8192, W = 16384;
-	CHECK_EQ_I64(mem->persistent, 2 * W + 512 + O);
-	CHECK_EQ_I64(mem->peak - mem->persistent, 4 * O);
+	CHECK_EQ_I64(mem->persistent, 2 * W + 512 + O + TENS(1, 0, 0, TENS_SGD));
+	CHECK(4 * O + REC(3, 1) < 2 * O + W + REC(3, 0) + TENS(0, 0, 1, 0)); /* the loss's moments lower */
+	CHECK_EQ_I64(mem->peak - mem->persistent, 2 * O + W + REC(3, 0) + TENS(0, 0, 1, 0));
 	DONE();
 
 	tb_model *b = tb_new(14);
@@ -730,7 +742,12 @@ void test_residual_add_grad(void)
  * T = Transpose(W1) first, h = x·W0, r = Relu(h), y = r·T. Backward (bytes): the loss leaves r (1024,
  * saved); y's MatMul adds dr (1024) and dW1 (4096): 6144; Relu adds dh (7168: the peak), frees dr and r
  * (5120); x·W0 adds dW0 (7168 again), frees dh. With dW1 made at the Transpose, last, the peak was 6400.
- * Persistent: weights 6144, momentum 6144, x 128, labels 32. */
+ * Autograd records (tests.h REC): the Nodes of x·W0, Relu and y's MatMul (the Transpose of a weight makes
+ * none) at both moments, and Relu's handle on r at Relu's, released after its backward (y's MatMul
+ * released its own on r before; at x·W0 no handle is left). Host memory per tensor (tests.h TENS): one
+ * gradient (dW1) at Relu's moment, two (dW1, dW0) at x·W0's, which 2 × 775 > 775 + 400 bytes make the
+ * peak. Persistent: weights 6144, momentum 6144, x 128, labels 32, and the host memory of W0, W1 and
+ * their momentum. */
 void test_transposed_weight_grad(void);
 void test_transposed_weight_grad(void)
 {
@@ -745,8 +762,10 @@ void test_transposed_weight_grad(void)
 	tb_output(m, "y");
 	ANALYZE(m, 4);
 	const abacus_memory *mem = abacus_analysis_memory(a);
-	CHECK_EQ_I64(mem->persistent, 12448);
-	CHECK_EQ_I64(mem->peak, 12448 + 7168);
+	int64_t persistent = 12448 + TENS(2, 0, 0, TENS_SGD);
+	CHECK_EQ_I64(mem->persistent, persistent);
+	CHECK(7168 + REC(3, 1) + TENS(0, 0, 1, 0) < 7168 + REC(3, 0) + TENS(0, 0, 2, 0)); /* Relu's moment lower */
+	CHECK_EQ_I64(mem->peak, persistent + 7168 + REC(3, 0) + TENS(0, 0, 2, 0));
 	DONE();
 }
 
@@ -995,7 +1014,11 @@ void test_depthwise_backward_term(void)
  * Backward (bytes): y's MatMul leaves r (256, saved), dr (256) and dW (1024): 1536; Relu adds dh and frees
  * dr and r: 1280; x·W reads W a second time: its gradient and the sum, 2048 more, 3328 (the peak), then
  * one dW (1024) stays. Without the accumulation the peak was y's MatMul's 1792. Reading W through a
- * Transpose node (a tied embedding's output projection) is the same. Persistent: W, momentum, x, labels. */
+ * Transpose node (a tied embedding's output projection) is the same. Autograd records (tests.h REC) at
+ * the peak: the Nodes of x·W, Relu and y's MatMul (none for the weight's Transpose); Relu's and y's
+ * MatMul's handles on r were released by their backwards, and x·W saves no activation. Host memory per
+ * tensor (tests.h TENS): W's one gradient (the second, summed into it, is a plain transient), at the peak
+ * and after. Persistent: W, momentum, x, labels, and W's and its momentum's host memory. */
 void test_tied_weight_grad(void);
 void test_tied_weight_grad(void)
 {
@@ -1011,9 +1034,9 @@ void test_tied_weight_grad(void)
 		tb_output(m, "y");
 		ANALYZE(m, 4);
 		const abacus_memory *mem = abacus_analysis_memory(a);
-		CHECK_EQ_I64(mem->persistent, 1024 + 1024 + 256 + 32);
-		CHECK_EQ_I64(mem->peak - mem->persistent, 3328);
-		CHECK_EQ_I64(mem->gradients, 1024);
+		CHECK_EQ_I64(mem->persistent, 1024 + 1024 + 256 + 32 + TENS(1, 0, 0, TENS_SGD));
+		CHECK_EQ_I64(mem->peak - mem->persistent, 3328 + REC(3, 0) + TENS(0, 0, 1, 0));
+		CHECK_EQ_I64(mem->gradients, 1024 + TENS(0, 0, 1, 0));
 		DONE();
 	}
 }
@@ -1021,8 +1044,11 @@ void test_tied_weight_grad(void)
 /* A mean's backward leaves its gradient laid out like the expansion; the matrix product before it copies
  * that gradient before using it (memory.c). x [4, 8, 16] · w [16, 64] → h [4, 8, 64] (8,192 bytes),
  * mean over axis 1 → [4, 64]. Backward at the product: h's gradient (8,192) and w's (4,096) live, and
- * the copy counts beyond the gradients the layer made: 8,192 − 4,096. Persistent: w, its momentum, x
- * (2,048) and the labels (32). */
+ * the copy counts beyond the gradients the layer made: 8,192 − 4,096. Autograd records (tests.h REC): the
+ * Nodes of the MatMul and the ReduceMean; neither saves an activation. Host memory per tensor (tests.h
+ * TENS): w's gradient's, among the bytes the layer made, so the copy counts beyond it as well and the
+ * peak is unchanged; it stays in the gradients. Persistent: w, its momentum, x (2,048), the labels (32),
+ * and w's and its momentum's host memory. */
 void test_mean_grad_copy(void);
 void test_mean_grad_copy(void)
 {
@@ -1036,9 +1062,10 @@ void test_mean_grad_copy(void)
 	tb_output(m, "y");
 	ANALYZE(m, 4);
 	const abacus_memory *mem = abacus_analysis_memory(a);
-	CHECK_EQ_I64(mem->persistent, 4096 + 4096 + 2048 + 32);
-	CHECK_EQ_I64(mem->peak - mem->persistent, 8192 + 4096 + 4096);
-	CHECK_EQ_I64(mem->gradients, 4096);
+	CHECK_EQ_I64(mem->persistent, 4096 + 4096 + 2048 + 32 + TENS(1, 0, 0, TENS_SGD));
+	int64_t dw = 4096 + TENS(0, 0, 1, 0);
+	CHECK_EQ_I64(mem->peak - mem->persistent, 8192 + dw + (8192 - dw) + REC(2, 0));
+	CHECK_EQ_I64(mem->gradients, dw);
 	DONE();
 }
 

@@ -65,7 +65,9 @@ static tb_model *big_linear(void)
  * the step is the peak on TensorFlow's SGD: above the persistent state, w's gradient and one temporary,
  * 8,388,608; its Adam updates w in the MatMul's backward (test_tf_adam_update_in_backward), where y's gradient
  * (1,024 · 4 = 4,096 bytes) is still live: 8,392,704. PyTorch's Adam step holds w's gradient and two,
- * 12,582,912 (its SGD peak is in backward, where the weight's gradient meets the loss's buffers). Persistent
+ * 12,582,912, the MatMul's autograd Node (tests.h REC), which lives until the step returns (it saves no
+ * activation: x is a graph input), and w's gradient's host memory (tests.h TENS); TensorFlow keeps neither.
+ * (PyTorch's SGD peak is in backward, where the weight's gradient meets the loss's buffers.) Persistent
  * state alike but for the traced step's. */
 void test_tf_step_temporaries(void);
 void test_tf_step_temporaries(void)
@@ -73,14 +75,15 @@ void test_tf_step_temporaries(void)
 	abacus_memory pt, tf;
 	BOTH(big_linear, 1, 0, pt, tf);
 	/* Beyond the traced step's state (test_tf_traced_step_state: 1,130,000 + 259,000 for w + 0 for the
-	 * MatMul under SGD, 509,000 for w under Adam), the persistent state is PyTorch's. */
-	CHECK_EQ_I64(tf.persistent - pt.persistent, 1389000);
+	 * MatMul under SGD, 509,000 for w under Adam), the persistent state is PyTorch's, less PyTorch's host
+	 * memory per tensor (tests.h TENS): w's and its optimizer state's. */
+	CHECK_EQ_I64(tf.persistent - pt.persistent, 1389000 - TENS(1, 0, 0, TENS_SGD));
 	CHECK_EQ_I64(tf.peak - tf.persistent, 8388608);
 	CHECK(pt.peak - pt.persistent < 8388608);
 	BOTH(big_linear, 1, 1, pt, tf);
-	CHECK_EQ_I64(tf.persistent - pt.persistent, 1639000);
+	CHECK_EQ_I64(tf.persistent - pt.persistent, 1639000 - TENS(1, 0, 0, TENS_ADAM));
 	CHECK_EQ_I64(tf.peak - tf.persistent, 8392704);
-	CHECK_EQ_I64(pt.peak - pt.persistent, 12582912);
+	CHECK_EQ_I64(pt.peak - pt.persistent, 12582912 + REC(1, 0) + TENS(0, 0, 1, 0));
 }
 
 /* x [B, 16, 8, 8] → Conv 3×3 (32, pad 1, no bias) → pool → GlobalAveragePool: the conv's output is
@@ -111,19 +114,22 @@ static tb_model *conv_avgpool(void) { return conv_pool("AveragePool"); }
  * - Conv → MaxPool 2×2 → GAP: PyTorch keeps the conv output (32,768), int64 indices of the [4, 32, 4, 4]
  *   output (2,048 elements · 8 = 16,384) and the GAP's input (2,048 · 4 = 8,192): 57,344. TensorFlow's
  *   MaxPoolGrad reads the input and the output: 32,768 + 8,192 = 40,960.
- * - Conv → AveragePool 2×2 → GAP: PyTorch 32,768 + 8,192 = 40,960; TensorFlow nothing. */
+ * - Conv → AveragePool 2×2 → GAP: PyTorch 32,768 + 8,192 = 40,960; TensorFlow nothing.
+ * PyTorch adds its autograd records (tests.h REC): a Node per layer (two or three) and a handle per saved
+ * activation, each pool's on its input (one or two; the conv saves x, a graph input, and its weight, and
+ * MaxPool's indices are an extra buffer); TensorFlow none. */
 void test_tf_pool_saved(void);
 void test_tf_pool_saved(void)
 {
 	abacus_memory pt, tf;
 	BOTH(conv_gap, 4, 0, pt, tf);
-	CHECK_EQ_I64(pt.saved, 32768);
+	CHECK_EQ_I64(pt.saved, 32768 + REC(2, 1));
 	CHECK_EQ_I64(tf.saved, 0);
 	BOTH(conv_maxpool, 4, 0, pt, tf);
-	CHECK_EQ_I64(pt.saved, 57344);
+	CHECK_EQ_I64(pt.saved, 57344 + REC(3, 2));
 	CHECK_EQ_I64(tf.saved, 40960);
 	BOTH(conv_avgpool, 4, 0, pt, tf);
-	CHECK_EQ_I64(pt.saved, 40960);
+	CHECK_EQ_I64(pt.saved, 40960 + REC(3, 2));
 	CHECK_EQ_I64(tf.saved, 0);
 }
 
@@ -136,7 +142,9 @@ void test_tf_pool_saved(void)
  *   gradient and the error: 65,536 + 65,536 + 1,024 + 1,024 = 133,120 on TensorFlow, whose ReluGrad then
  *   writes the conv's output gradient into the ReLU's (in place);
  * - PyTorch's ReLU backward makes a fresh one beside them (the pool's output gradient already freed):
- *   3 · 65,536 + 1,024 = 197,632. */
+ *   3 · 65,536 + 1,024 = 197,632, with its autograd records (tests.h REC): the Nodes of the conv, the ReLU and
+ *   the pool, and the ReLU's handle on its output (released after its backward; the pool's went with its
+ *   backward, and the conv saves no activation). */
 static tb_model *conv_relu_gap(void)
 {
 	tb_model *m = tb_new(14);
@@ -158,7 +166,7 @@ void test_tf_activation_grad_in_place(void)
 	BOTH(conv_relu_gap, 8, 0, pt1, tf1);
 	CHECK_EQ_I64(tf0.peak - tf0.persistent, 84992);
 	CHECK_EQ_I64(tf1.peak - tf1.persistent, 133120);
-	CHECK_EQ_I64(pt1.peak - pt1.persistent, 197632);
+	CHECK_EQ_I64(pt1.peak - pt1.persistent, 197632 + REC(3, 1));
 }
 
 /* x [B, 16, 8, 8] → Conv 3×3 (32, bias) → BatchNormalization (training) → Relu → GlobalAveragePool. */
@@ -186,20 +194,23 @@ static tb_model *conv_bn_relu_gap(void)
  * trainable variables (w, b, the batch norm's scale and shift; its moving statistics are buffers) and four
  * layers: under SGD 1,130,000 (fixed) + 4 · 259,000 + 14,000 (Conv) + 570,000 (BatchNormalization) +
  * 21,000 (Relu) + 35,000 (the pool) = 2,806,000 bytes; under Adam 4 · 509,000 for the variables instead,
- * 3,806,000. The batch changes nothing; PyTorch counts only the running statistics (2 · 32 · 4 = 256 bytes). */
+ * 3,806,000. The batch changes nothing; PyTorch counts the running statistics (2 · 32 · 4 = 256 bytes) and
+ * its host memory per tensor (tests.h TENS): four parameters (w, b, scale, shift) with their optimizer's
+ * state and three buffers (the two statistics, num_batches_tracked). */
 void test_tf_traced_step_state(void);
 void test_tf_traced_step_state(void)
 {
 	abacus_memory pt, tf, tf4;
 	BOTH(conv_bn_relu_gap, 1, 0, pt, tf);
-	CHECK_EQ_I64(pt.buffers, 256);
-	CHECK_EQ_I64(tf.buffers - pt.buffers, 2806000);
-	CHECK_EQ_I64(tf.persistent - pt.persistent, 2806000);
+	CHECK_EQ_I64(pt.buffers, 256 + TENS(4, 3, 0, TENS_SGD));
+	CHECK_EQ_I64(tf.buffers - pt.buffers, 2806000 - TENS(4, 3, 0, TENS_SGD));
+	CHECK_EQ_I64(tf.persistent - pt.persistent, 2806000 - TENS(4, 3, 0, TENS_SGD));
 	CHECK_EQ_I64(tf.persistent, tf.weights + tf.buffers + tf.optimizer + tf.inputs);
 	BOTH(conv_bn_relu_gap, 4, 0, pt, tf4);
 	CHECK_EQ_I64(tf4.buffers, tf.buffers);
 	BOTH(conv_bn_relu_gap, 1, 1, pt, tf);
-	CHECK_EQ_I64(tf.buffers - pt.buffers, 3806000);
+	CHECK_EQ_I64(pt.buffers, 256 + TENS(4, 3, 0, TENS_ADAM));
+	CHECK_EQ_I64(tf.buffers - pt.buffers, 3806000 - TENS(4, 3, 0, TENS_ADAM));
 }
 
 /* x [1, 1024] @ w1 [1024, 1024] → h [1, 1024] @ w2 [1024, 256] → y: 4 MiB, then 1 MiB of weights; backward
@@ -232,6 +243,8 @@ void test_tf_adam_update_in_backward(void)
 	BOTH(two_linears, 1, 1, pt, tf);
 	CHECK_EQ_I64(tf.peak - tf.persistent, 8392704);
 	CHECK_EQ_I64(tf.gradients, 4194304);
-	/* PyTorch's Adam: both gradients and two temporaries of w1's size at the step. */
-	CHECK_EQ_I64(pt.peak - pt.persistent, 5242880 + 2 * 4194304);
+	/* PyTorch's Adam: both gradients and two temporaries of w1's size at the step, the two MatMuls'
+	 * autograd Nodes (tests.h REC), alive until the step returns (the second's handle on h went with its
+	 * backward), and both gradients' host memory (tests.h TENS). */
+	CHECK_EQ_I64(pt.peak - pt.persistent, 5242880 + 2 * 4194304 + REC(2, 0) + TENS(0, 0, 2, 0));
 }
