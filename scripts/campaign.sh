@@ -111,6 +111,9 @@ for rt in torch-2.15.0; do
 	[ -x ".runtimes/$rt/bin/python" ] || continue
 	OUT="data/$rt/dataset.csv" fingerprint --hw cpu2 --python ".runtimes/$rt/bin/python"
 	OUT="data/$rt/dataset.csv" phase --hw cpu1 --size all --seq all --batch 1,2,8 --python ".runtimes/$rt/bin/python"
+	# The generated networks under this runtime too (issue "Unseen networks": across the runtimes), the
+	# first 250 of the catalogue, batch 4, on torch 1.13's graphs like the zoo's.
+	[ -n "$GEN" ] && OUT="data/$rt/dataset.csv" generated 250 --hw cpu1 --batch 4 --python ".runtimes/$rt/bin/python"
 done
 if [ -n "$TFALL" ]; then
 	OUT=data/tf-2.21.0/dataset.csv phase --runtime tf-2.21.0 --models "$TFALL" --graphs data/graphs/tf --size min \
