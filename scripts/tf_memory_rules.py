@@ -18,7 +18,14 @@ share of the measured peak, and the operations of the traced step's graph (tf_op
 0 to 16) are N identical layers on an 8×8×8 input, for the traced step's state per layer (docs/COSTS.md,
 "State per op"; scripts/tf_persistent_memory.py --stacks reads their --json rows). dense3 and dense3_last (three
 large Dense layers: "Adam's step in backward"), lstm_tT and lm1, lm2, lm2_d16, lm1_h256 (the while loop of a
-recurrent layer, lstm_lm's shapes: "Recurrent layers' while loop") are in docs/COSTS.md's TensorFlow section.
+recurrent layer, lstm_lm's shapes: "Recurrent layers' while loop") are in docs/COSTS.md's TensorFlow section, and
+so are cnx_PARTS and gconv_N_C_HW_G (ConvNeXt's blocks and Keras 3's grouped convolutions, which it runs through
+XLA: "XLA's grouped convolutions"), same_KIND_N and distinct_KIND_N (stacks of identical shapes against distinct
+ones: "Shapes seen once"), gru_hH_tT and lstm_hH_tT (one recurrent layer over T steps: "Recurrent layers' while
+loop: iterations in flight"), dense_stackN, dense_bn_stackN and dense_drop_stackN (many Dense(512) variables under
+SGD: "Where the TensorFlow rows stand"), dwstackN_K_C_HW (DepthwiseConv2D K×K: "Depthwise convolutions beyond
+3×3"), dense_blockN (DenseNet121's conv_block N times), and stack_hswish, stack_hsig, stack_sigmoid, stack_sev3,
+stack_seeff (MobileNetV3's and EfficientNet's activations and squeeze-excite blocks, measured, not encoded).
 """
 from __future__ import annotations
 
@@ -158,12 +165,162 @@ def models():
                     x = L.MaxPooling2D(3, 1, padding="same")(x)
                 elif kind in ("lstm", "gru"):
                     x = (L.LSTM if kind == "lstm" else L.GRU)(8, return_sequences=True)(x)
+                elif kind == "hswish":  # MobileNetV3's hard_swish
+                    x = L.Activation("hard_swish")(x)
+                elif kind == "hsig":  # MobileNetV3's hard_sigmoid: ReLU(6)(x + 3) * (1 / 6)
+                    x = L.ReLU(6.0)(x + 3.0) * (1.0 / 6.0)
+                elif kind == "sigmoid":
+                    x = L.Activation("sigmoid")(x)
+                elif kind == "sev3":  # MobileNetV3's squeeze-excite block
+                    from keras.src.applications import mobilenet_v3 as mv3
+                    x = mv3._se_block(x, 8, 0.25, f"se{_}_")
+                elif kind == "seeff":  # EfficientNet's
+                    se = L.GlobalAveragePooling2D()(x)
+                    se = L.Reshape((1, 1, 8))(se)
+                    se = L.Conv2D(2, 1, padding="same", activation="swish")(se)
+                    se = L.Conv2D(8, 1, padding="same", activation="sigmoid")(se)
+                    x = L.multiply([x, se])
             x = (L.GlobalAveragePooling1D() if kind in ("lstm", "gru") else L.GlobalAveragePooling2D())(x)
             return keras.Model(i, L.Dense(10)(x))
         return build
 
+    def cnx(parts, blocks=3, c=768, hw=1):
+        """ConvNeXt's last stage (collector/tf_zoo.py's convnext_tiny at 32×32: a 1×1×768 map) as `blocks`
+        blocks of Keras's ConvNeXtBlock ("full"), or of its parts only: "dense" (the two Dense layers),
+        "dw" (its grouped 7×7 convolution), "mlp" (LayerNormalization, Dense, GELU, Dense, LayerScale)."""
+        def build():
+            from keras.src.applications import convnext
+            i = img(hw, hw, c)
+            x = i
+            for b in range(blocks):
+                if parts == "full":
+                    x = convnext.ConvNeXtBlock(c, name=f"b{b}")(x)
+                    continue
+                y = x
+                if parts == "dw":
+                    y = L.Conv2D(c, 7, padding="same", groups=c)(y)
+                if parts == "mlp":
+                    y = L.LayerNormalization(epsilon=1e-6)(y)
+                if parts in ("dense", "mlp", "dense_gconv"):
+                    y = L.Dense(4 * c)(y)
+                    if parts == "mlp":
+                        y = L.Activation("gelu")(y)
+                    y = L.Dense(c)(y)
+                if parts == "mlp":
+                    y = convnext.LayerScale(1e-6, c)(y)
+                x = x + y
+            if parts == "dense_gconv":  # the two Dense layers' blocks, then one grouped 7×7 convolution
+                x = L.Conv2D(c, 7, padding="same", groups=c)(x)
+            x = L.GlobalAveragePooling2D()(x)
+            return keras.Model(i, L.Dense(10)(x))
+        return build
+
+    def gconv(n, c, hw, groups, k=7):
+        """n grouped convolutions (Keras 3 runs them through XLA: a nested jit_compile tf.function) of c
+        channels in `groups` groups on an hw×hw map."""
+        def build():
+            i = img(hw, hw, c)
+            x = i
+            for _ in range(n):
+                x = L.Conv2D(c, k, padding="same", groups=groups)(x)
+            x = L.GlobalAveragePooling2D()(x)
+            return keras.Model(i, L.Dense(10)(x))
+        return build
+
+    def distinct(kind, n, same):
+        """n 1×1 Conv2D layers (no bias; "convbn": each with a BatchNormalization, "convrelu" a ReLU, "convswish"
+        a swish, "convmul" x·x, "convadd" x + x, "convbnns" a BatchNormalization(scale=False), "convcat" x
+        concatenated with itself, "convpool" a 3×3 AveragePooling2D; "dw": a 3×3 DepthwiseConv2D and a 1×1 Conv2D) on an 8×8 map, of 8 + k output channels for the k-th (or all of 8 when `same`): what a
+        distinct shape adds to the state between steps (oneDNN's primitives are cached per shape)."""
+        def build():
+            i = img(8, 8, 8)
+            x = L.Conv2D(8, 1)(i)
+            for k in range(1, n + 1):
+                c = 8 if same else 8 + k
+                if kind == "dw":
+                    x = L.DepthwiseConv2D(3, padding="same", use_bias=False)(x)
+                x = L.Conv2D(c, 1, use_bias=False)(x)
+                if kind == "convbn":
+                    x = L.BatchNormalization()(x)
+                elif kind == "convrelu":
+                    x = L.ReLU()(x)
+                elif kind == "convswish":
+                    x = L.Activation("swish")(x)
+                elif kind == "convmul":
+                    x = L.Multiply()([x, x])
+                elif kind == "convadd":
+                    x = L.Add()([x, x])
+                elif kind == "convbnns":  # InceptionV3's batch norm, which the exporter does not fuse
+                    x = L.BatchNormalization(scale=False)(x)
+                elif kind == "convcat":
+                    x = L.Concatenate()([x, x])
+                elif kind == "convpool":
+                    x = L.AveragePooling2D(3, 1, padding="same")(x)
+            x = L.GlobalAveragePooling2D()(x)
+            return keras.Model(i, L.Dense(10)(x))
+        return build
+
+    def rnn(cell, h, t, f=64, seq=False):
+        """One recurrent layer of h units over t steps of f features, then Dense(4) on its last state (or on
+        every step's: seq): the while loop's transient memory."""
+        def build():
+            i = keras.Input((t, f))
+            x = (L.GRU if cell == "gru" else L.LSTM)(h, return_sequences=seq)(i)
+            return keras.Model(i, L.Dense(4)(x))
+        return build
+
+    def dense_stack(n, bn=False, drop=False):
+        """n Dense(512) layers with a ReLU on a [B, 512] input (1 MB of kernel each; with a BatchNormalization or
+        a Dropout(0.1) after each), then Dense(10): many variables, each gradient ready early: when SGD's
+        temporaries meet them."""
+        def build():
+            i = keras.Input((512,))
+            x = i
+            for _ in range(n):
+                x = L.Dense(512, activation="relu")(x)
+                if bn:
+                    x = L.BatchNormalization()(x)
+                if drop:
+                    x = L.Dropout(0.1)(x)
+            return keras.Model(i, L.Dense(10)(x))
+        return build
+
+    def dw_stack(k, c, hw, n=8, stride=1):
+        """n DepthwiseConv2D k×k (stride) with BatchNormalization and ReLU on an hw×hw map of c channels (a 1×1
+        Conv2D first): MobileNetV3's and EfficientNet's 5×5 depthwise convolutions against 3×3."""
+        def build():
+            i = img(hw, hw, 8)
+            x = L.Conv2D(c, 1)(i)
+            for _ in range(n):
+                x = L.DepthwiseConv2D(k, strides=stride, padding="same", use_bias=False)(x)
+                x = L.BatchNormalization()(x)
+                x = L.ReLU()(x)
+            x = L.GlobalAveragePooling2D()(x)
+            return keras.Model(i, L.Dense(10)(x))
+        return build
+
+    def dense_block(n, hw=16, c=64, growth=32):
+        """DenseNet121's dense block (keras.applications.densenet conv_block: BatchNormalization, ReLU, 1×1 Conv2D
+        of 4·growth, BatchNormalization, ReLU, 3×3 Conv2D of growth, concatenated to its input) n times on an
+        hw×hw map of c channels."""
+        def build():
+            i = img(hw, hw, c)
+            x = i
+            for _ in range(n):
+                y = L.BatchNormalization(epsilon=1.001e-5)(x)
+                y = L.Activation("relu")(y)
+                y = L.Conv2D(4 * growth, 1, use_bias=False)(y)
+                y = L.BatchNormalization(epsilon=1.001e-5)(y)
+                y = L.Activation("relu")(y)
+                y = L.Conv2D(growth, 3, padding="same", use_bias=False)(y)
+                x = L.Concatenate()([x, y])
+            x = L.GlobalAveragePooling2D()(x)
+            return keras.Model(i, L.Dense(10)(x))
+        return build
+
     stacks = {f"stack_{k}_{n}": (stack(k, n), "ce") for k in ("conv", "convnb", "dw", "bn", "dense", "relu", "add", "mul", "concat",
-                                                          "pad", "relu6", "swish", "drop", "ln", "maxpool", "lstm", "gru")
+                                                          "pad", "relu6", "swish", "drop", "ln", "maxpool", "lstm", "gru",
+                                                          "hswish", "hsig", "sigmoid", "sev3", "seeff")
               for n in (0, 1, 2, 4, 8, 16)}
     return stacks | {
         "dense": (dense, "ce"),
@@ -185,6 +342,25 @@ def models():
         "lm1": (lm(1, 8192), "mse"),
         "lm2_d16": (lm(2, 16), "mse"),
         "lm1_h256": (lm(1, 8192, 256), "mse"),
+        **{f"cnx_{p}": (cnx(p), "ce") for p in ("full", "dense", "dw", "mlp")},
+        "cnx_full1": (cnx("full", 1), "ce"),
+        **{f"dense_block{n}": (dense_block(n), "ce") for n in (1, 6)},
+        **{f"dwstack_{k}_{c}_{hw}": (dw_stack(k, c, hw), "ce") for k in (3, 5) for c in (96, 576) for hw in (4, 16)},
+        **{f"dwstack{n}_{k}_{c}_{hw}": (dw_stack(k, c, hw, n), "ce") for n in (1, 2, 4) for k in (3, 5, 7)
+           for c in (96, 192, 576) for hw in (1, 4, 16)},
+        **{f"dwstack{n}s2_{k}_{c}_{hw}": (dw_stack(k, c, hw, n, 2), "ce") for n in (1,) for k in (5,) for c in (576,)
+           for hw in (4, 16)},
+        **{f"dense_stack{n}": (dense_stack(n), "ce") for n in (10, 40)},
+        **{f"dense_bn_stack{n}": (dense_stack(n, bn=True), "ce") for n in (10, 40)},
+        **{f"dense_drop_stack{n}": (dense_stack(n, drop=True), "ce") for n in (10, 40)},
+        **{f"{c}_h{h}_t{t}": (rnn(c, h, t), "ce") for c in ("gru", "lstm") for h in (32, 128, 256, 512)
+           for t in (8, 16, 24, 32, 48, 64, 128)},
+        **{f"{'same' if same else 'distinct'}_{k}_{n}": (distinct(k, n, same), "ce") for k in ("conv", "convbn", "dw", "convrelu", "convswish", "convmul", "convadd",
+                                                                                 "convbnns", "convcat", "convpool")
+           for n in (4, 16) for same in (0, 1)},
+        "cnx_dense_gconv": (cnx("dense_gconv"), "ce"),
+        **{f"gconv_{n}_{c}_{hw}_{g}": (gconv(n, c, hw, g), "ce") for n in (1, 3, 12) for c in (96, 768)
+           for hw in (1, 8) for g in (2, c)},
         "logits": (logits, "ce"),
         "logits_mse": (logits_mse, "mse"),
     }

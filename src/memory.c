@@ -699,6 +699,12 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	loss_backward(a, &st, &s, ce);
 	for (size_t j = a->n_layers; j-- > 0;)
 		backward_layer(a, &st, &s, ord[j]);
+	/* What the runtime holds at the end of backward, with the gradients live then (runtime.h backward_end_bytes). */
+	if (a->rt->backward_end_bytes) {
+		int64_t x = a->rt->backward_end_bytes(a);
+		add(&s, NULL, x);
+		sub(&s, NULL, x);
+	}
 	/* ---- optimizer step: all gradients live, plus the runtime's temporaries (Adam's; TF's SGD's too) ---- */
 	const ab_step_memory *rt = &a->rt->step;
 	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? rt->adam_temporaries : rt->sgd_temporaries) * max_param;

@@ -881,6 +881,13 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 		if (dirs == 2 && late > peak)
 			peak = late;
 		k->bwd_workspace = peak > grads ? (int64_t)(peak - grads) : 0;
+		/* A while loop's backward (the runtime's bwd_parallel_iterations): each iteration in flight holds its
+		 * partial gradients of W and R (G·H × (input + H) floats) until they are added into the sums, which
+		 * the simulator counts with the layer's gradients; one direction's loop at a time. */
+		if (c->rt->rnn.bwd_parallel_iterations > 0) {
+			int64_t n = seq < c->rt->rnn.bwd_parallel_iterations ? seq : c->rt->rnn.bwd_parallel_iterations;
+			k->bwd_workspace = (int64_t)((double)n * 4.0 * (double)gh * (double)(in + h));
+		}
 	}
 	io_bytes(c, k);
 	return 0;

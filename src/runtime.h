@@ -67,6 +67,11 @@ typedef struct ab_rnn_costs {
 	 * RNN); and the backward's peak accumulation of R's gradient, in multiples of R (one direction, two). */
 	int64_t saved_per_h, plain_saved_per_gate;
 	double bwd_accum_r, bwd_accum_r_two_dirs;
+	/* A runtime that runs backward through time as a while loop with this many iterations in flight
+	 * (TensorFlow's parallel_iterations) holds, instead of the bwd_accum_r rule, up to min(sequence, this)
+	 * iterations' partial gradients of the layer's input and recurrent weights (ops_nn.c ab_cost_rnn). 0: no
+	 * such loop (PyTorch). */
+	int bwd_parallel_iterations;
 } ab_rnn_costs;
 
 typedef struct ab_runtime {
@@ -100,6 +105,10 @@ typedef struct ab_runtime {
 	 * whose size follows the graph's variables and layers. NULL: nothing (PyTorch's bookkeeping is left to the
 	 * learned correction). */
 	int64_t (*state_bytes)(const abacus_analysis *a);
+	/* Transient bytes the runtime holds once the last layer's backward has run, with every gradient still live
+	 * then and before the optimizer step's temporaries (memory.c): TensorFlow's XLA-compiled grouped
+	 * convolutions' dense filters (runtime_tf_cpu.c). NULL: nothing. */
+	int64_t (*backward_end_bytes)(const abacus_analysis *a);
 	/* The analytic time terms of an analysed configuration on `threads` threads. */
 	void (*time_terms)(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
 	/* Layer i's part of the time base under the coefficients c (seconds per unit of each term). */
@@ -133,10 +142,11 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 	{ .ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2,   \
 	  .node_bytes = 700, .handle_bytes = 400, .param_tensor_bytes = 580, .buffer_tensor_bytes = 360,         \
 	  .grad_tensor_bytes = 775, .sgd_state_bytes = 380, .adam_state_bytes = 1250 }
-#define AB_TORCH_RNN_COSTS                                                                                \
-	{ .step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.444, .gate_bytes = 48,            \
-	  .record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000,  \
-	  .saved_per_h = 30, .plain_saved_per_gate = 4, .bwd_accum_r = 3.0, .bwd_accum_r_two_dirs = 4.0 }
+#define AB_TORCH_RNN_COSTS_FIELDS                                                                         \
+	.step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.444, .gate_bytes = 48,              \
+	.record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000,    \
+	.saved_per_h = 30, .plain_saved_per_gate = 4, .bwd_accum_r = 3.0, .bwd_accum_r_two_dirs = 4.0
+#define AB_TORCH_RNN_COSTS { AB_TORCH_RNN_COSTS_FIELDS }
 #define AB_TORCH_ARITH_NS                                                                                 \
 	{ [AB_ACT_SIGMOID] = 0.35, [AB_ACT_ELU] = 0.9, [AB_ACT_TANH] = 2.1, [AB_ACT_SOFTPLUS] = 2.65,         \
 	  [AB_ACT_PRELU] = 5.3, [AB_ACT_MISH] = 14.3, [AB_ACT_GELU] = 0.9, [AB_ACT_SILU] = 0.8,                \

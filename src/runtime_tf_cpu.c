@@ -36,11 +36,16 @@
  * the measurement (with PyTorch's rules 5); the rest are GELU (+24 %), the models below and mlp2 (two weights, whose step
  * peak moved between processes: 87.0 and 95.4 MB at batch 16). Measured and NOT encoded yet (no hook in memory.c): grappler's
  * remapper fuses a residual Add into the preceding convolution, in place (two convolutions and an Add
- * grew by one map per sample, three simulated); an LSTM run as a while loop (12.4-12.8 MB for H 256, sequence 32, at
- * batch 4 and 16, against 4.9-8.8 simulated with PyTorch's recurrent rules, kept here: AB_TORCH_RNN_COSTS;
- * 43.8 MB for the same configuration in another process: not steady enough to derive a rule from);
- * the loss (cross-entropy's and MSE's buffers are PyTorch's counts, not confirmed: MSE keeps two more
- * output-sized tensors between steps).
+ * grew by one map per sample, three simulated); the loss's transient buffers (cross-entropy's and MSE's are
+ * PyTorch's counts, not confirmed).
+ * - Recurrent layers (rnn.bwd_parallel_iterations): Keras 3's tf.while_loop runs up to 32 backward iterations
+ *   at once, each holding its partial gradients of the input and recurrent kernels: a GRU(512) over 32 steps
+ *   held 108.5 MB of transient memory (32 iterations' 113.2), a GRU(128) 10.2 (9.4) and no more over 128
+ *   steps. Not steady (between a few iterations' worth and all 32 between batches and processes), never above
+ *   that bound in 34 configurations; the simulation holds the bound. PyTorch's other recurrent costs kept.
+ * - XLA's grouped convolutions (tf_xla_dense_filter), DepthwiseConv2D beyond 3×3 (TF_DW_FILTER_COPIES, in
+ *   tf_saved) and shapes seen once (tf_distinct_bytes): below.
+ * - MSE keeps two more output-sized tensors between steps (tf_mse_bytes).
  * - The traced step's state between steps (tf_state_bytes, counted with the buffers): 1.5-3.5 MB on the
  *   single-layer models (7.5 MB with the LSTM), 68-330 MB on the zoo's CNNs with many layers; measured on
  *   stacks of identical layers, it is 259 KB per trainable variable under SGD (509 under Adam), a measured
@@ -56,6 +61,8 @@
  * nothing). Keras 3 runs a grouped (non-depthwise) convolution through XLA on the CPU (a nested
  * tf.function(jit_compile=True)); not priced apart.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
@@ -72,6 +79,50 @@ static void tf_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 	k->bwd_workspace = 0;
 }
 
+/* Which Keras layer a grouped ONNX Conv was: the kernel variable's layout says it (collector/tf_export.py writes
+ * the variables as they are): a Conv2D with groups keeps [kh, kw, C_in / groups, C_out] and Keras 3 runs it
+ * through XLA (tf_xla_dense_filter), a DepthwiseConv2D [kh, kw, C_in, multiplier] and TensorFlow's own kernel
+ * (tf_saved). */
+enum { TF_GROUPED_NONE, TF_GROUPED_XLA, TF_GROUPED_DEPTHWISE };
+
+static int tf_param_root(const abacus_graph *g, int t, int depth)
+{
+	if (t < 0 || depth > 8)
+		return -1;
+	if (g->tensors[t].is_param)
+		return t;
+	int p = g->tensors[t].producer;
+	return p >= 0 && g->nodes[p].n_in > 0 ? tf_param_root(g, g->nodes[p].in[0], depth + 1) : -1;
+}
+
+static int tf_grouped_kind(const abacus_graph *g, const ab_shape *shapes, const ab_node *n)
+{
+	if (strcmp(n->op, "Conv") || n->n_in < 2 || n->in[1] < 0)
+		return TF_GROUPED_NONE;
+	int64_t group = ab_attr_int(n, "group", 1);
+	int p = tf_param_root(g, n->in[1], 0);
+	if (group < 2 || p < 0)
+		return TF_GROUPED_NONE;
+	const ab_shape *kv = &shapes[p], *w = &shapes[n->in[1]]; /* Keras's kernel; ONNX's [C_out, C_in / g, kh, kw] */
+	if (!kv->known || !w->known || kv->rank != 4 || w->rank != 4)
+		return TF_GROUPED_NONE;
+	if (kv->dims[3] == w->dims[0] && kv->dims[2] == w->dims[1])
+		return TF_GROUPED_XLA;
+	if (w->dims[1] == 1 && kv->dims[2] == group && kv->dims[0] == w->dims[2] && kv->dims[1] == w->dims[3])
+		return TF_GROUPED_DEPTHWISE;
+	return TF_GROUPED_NONE;
+}
+
+/* A DepthwiseConv2D whose kernel is not 3×3 holds 256 copies of its filter in its backward. Measured 2026-12-05
+ * with scripts/tf_memory_rules.py (models dwstackN_K_C_HW: a 1×1 Conv2D to C channels on an HW×HW map, then N
+ * DepthwiseConv2D K×K, each with BatchNormalization and ReLU, GlobalAveragePooling2D and Dense(10); batch 1
+ * and 4, SGD and Adam), transient memory beyond the simulation's: 14.5-14.9 MB with K 5 and 576 channels
+ * whatever the map (1×1, 4×4), the stride (1, 2), the batch, the optimizer and N (1, 2, 4, 8: the largest
+ * layer's, not a sum), 28.8-29.0 with K 7, 2.5 and 4.9-5.0 with K 5 and 96 and 192 channels: 256.0-257 times
+ * the filter (576 · 25 · 4 = 57,600 bytes; 576 · 49 · 4 = 112,896); with K 3 0.1-0.15 (nothing; TensorFlow's
+ * 3×3 depthwise gradients have their own kernels). Not separated further (which kernel holds them). */
+#define TF_DW_FILTER_COPIES 256
+
 /* What TensorFlow's gradient functions read, where the op table (PyTorch's autograd) says otherwise:
  * - average pooling and a global mean need only the input's shape (AvgPoolGrad, Mean's gradient), not the
  *   input: Conv2D 16 → 64 on 32×32 then GlobalAveragePooling2D grew by 262 KB per sample (one [32, 32, 64]
@@ -81,6 +132,12 @@ static void tf_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
  *   int64 indices. */
 static void tf_saved(const ab_ctx *c, const ab_opdef *def, ab_cost *k)
 {
+	if (tf_grouped_kind(c->g, c->shapes, c->n) == TF_GROUPED_DEPTHWISE) {
+		const ab_shape *w = &c->shapes[c->n->in[1]];
+		if ((w->dims[2] != 3 || w->dims[3] != 3) && c->rg[c->n->in[1]] && w->numel <= INT64_MAX / 1024)
+			k->bwd_workspace = TF_DW_FILTER_COPIES * 4 * w->numel;
+		return;
+	}
 	if (def->cat != ABACUS_CAT_POOL)
 		return;
 	if (def->flags & AB_OP_ARGMAX) {
@@ -155,6 +212,45 @@ static void tf_mark_fused(abacus_analysis *a)
  * count a Multiply's 31. */
 #define TF_STATE_BN 570000
 
+/* Keras 3 runs a grouped Conv2D (ConvNeXt's 7×7 "depthwise" convolutions, which are Conv2D(groups = C), not
+ * DepthwiseConv2D) as a nested tf.function(jit_compile=True): XLA on the CPU, which has no grouped kernel and
+ * rewrites the convolution (its gradients) as a dense one over a block-diagonal filter. Measured 2026-12-05 with
+ * scripts/tf_memory_rules.py (models gconv_N_C_HW_G: N such 7×7 convolutions of C channels in G groups on an
+ * HW×HW map, then GlobalAveragePooling2D and Dense(10); cnx_*: ConvNeXt's last stage, 1×1×768):
+ * - one of 768 channels in 768 groups left 232.3-232.6 MB of transient memory beyond the simulation's at
+ *   batch 1 and 4, on a 1×1 and an 8×8 map, under SGD and Adam: two dense [7, 7, 768, 768] filters
+ *   (2 · 115.6 MB = 231.2); 96 channels in 96 groups 3.8 (2 · 1.8 = 3.6), in 2 groups 3.7 (the same dense
+ *   filter). With several such convolutions only the largest counts (three of 768: 232.0-234.6 MB);
+ * - it is held when every gradient the backward made is live, before SGD's temporaries: three ConvNeXt
+ *   blocks of 768 (56.6 MB of weights) peaked 289.7 MB above their persistent state under SGD (231.2 + the
+ *   gradients 56.6 + 1.9), also with the grouped convolution after the Dense layers, whose backward runs
+ *   first (288.9), and 232.5 under Adam, whose updates free the gradients in backward;
+ * - the compiled function stays between steps: 790 KB of persistent state per such convolution beyond a
+ *   grouped convolution's 17 KB (12 against 1 of 96 channels: 775 KB each at batch 1, 800 at batch 4).
+ * The ONNX Conv does not say which Keras layer it was; the kernel's layout does: a Conv2D's variable is
+ * [kh, kw, C_in / groups, C_out], a DepthwiseConv2D's [kh, kw, C_in, multiplier] (no XLA: tf_grouped_kind).
+ * Returns the bytes of layer i's dense filter (kh · kw · C_in · C_out floats) if it is such a convolution,
+ * else 0. */
+static int64_t tf_xla_dense_filter(const abacus_analysis *a, size_t i)
+{
+	const ab_node *n = &a->g->nodes[a->layer_node[i]];
+	if (a->layers[i].category != ABACUS_CAT_GROUPCONV || tf_grouped_kind(a->g, a->shapes, n) != TF_GROUPED_XLA)
+		return 0;
+	const ab_shape *w = &a->shapes[n->in[1]]; /* ONNX's [C_out, C_in / groups, kh, kw] */
+	return 4 * w->dims[2] * w->dims[3] * w->dims[1] * ab_attr_int(n, "group", 1) * w->dims[0];
+}
+
+/* The end of backward (runtime.h backward_end_bytes): two dense filters of the largest XLA grouped convolution. */
+static int64_t tf_backward_end_bytes(const abacus_analysis *a)
+{
+	int64_t max = 0;
+	for (size_t i = 0; i < a->n_layers; i++) {
+		int64_t b = tf_xla_dense_filter(a, i);
+		max = b > max ? b : max;
+	}
+	return 2 * max;
+}
+
 /* t is a buffer (a moving statistic), or a few ops made it from one (the variance reshaped, plus ε). */
 static int tf_from_buffer(const abacus_graph *g, int t, int depth)
 {
@@ -208,8 +304,8 @@ static int64_t tf_layer_state(const abacus_analysis *a, size_t i)
 		return 6000;
 	case ABACUS_CAT_CONV:
 		return 14000;
-	case ABACUS_CAT_GROUPCONV:
-		return 17000;
+	case ABACUS_CAT_GROUPCONV: /* an XLA one keeps its compiled function (tf_xla_dense_filter) */
+		return tf_xla_dense_filter(a, i) ? 17000 + 790000 : 17000;
 	case ABACUS_CAT_MATMUL:
 		return 0;
 	case ABACUS_CAT_ELTWISE:
@@ -220,10 +316,108 @@ static int64_t tf_layer_state(const abacus_analysis *a, size_t i)
 	}
 }
 
+/* What a layer of a shape not seen before in the graph adds to the traced step's state, beyond tf_layer_state
+ * (measured on stacks of identical layers, which share their shapes). Measured 2026-12-05 with
+ * scripts/tf_memory_rules.py (models same_KIND_N and distinct_KIND_N: N 1×1 Conv2D layers without bias on an
+ * 8×8 map, all of 8 channels or of 8 + k for the k-th, alone or each followed by a layer of KIND; batch 2, SGD,
+ * N = 4 and 16): per added layer, the distinct stacks grew by more than the identical ones, beyond the
+ * simulation's difference of weights: 35-50 KB (43 on average) with the convolution alone or followed by a
+ * ReLU, a swish, x·x, x + x, x concatenated with itself or an average pooling, so those kinds add nothing
+ * measurable and a convolution 43 KB; with a BatchNormalization 126 (83 for it), a BatchNormalization(scale =
+ * False), which the exporter leaves as a chain (tf_from_buffer), 159 (116), a 3×3 DepthwiseConv2D before it
+ * 83 (40). TensorFlow and oneDNN cache kernels per shape (oneDNN's primitives for the forward and both
+ * gradients), and grappler merges the identical shape constants of identical layers; which of the two it is
+ * was not separated. The unfused batch norm is priced at the product that applies its scale to the
+ * activation (Mul by a weight-like tensor made from its moving variance), whose shapes are the map's. */
+static int64_t tf_distinct_cost(const abacus_analysis *a, size_t i)
+{
+	const ab_node *n = &a->g->nodes[a->layer_node[i]];
+	switch (a->layers[i].category) {
+	case ABACUS_CAT_CONV:
+		return 43000;
+	case ABACUS_CAT_BATCHNORM:
+		return 83000;
+	case ABACUS_CAT_GROUPCONV:
+		return 40000;
+	case ABACUS_CAT_MUL:
+		if (n->n_out < 1 || n->out[0] < 0 || a->wl[n->out[0]])
+			return 0;
+		for (int j = 0; j < n->n_in; j++)
+			if (n->in[j] >= 0 && a->wl[n->in[j]] && tf_from_buffer(a->g, n->in[j], 0))
+				return 116000;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* A layer's shape signature: its op, its inputs' and its first output's shapes. */
+static uint64_t tf_shape_key(const abacus_analysis *a, size_t i)
+{
+	const ab_node *n = &a->g->nodes[a->layer_node[i]];
+	uint64_t h = 1469598103934665603ull;
+	for (const char *c = n->op; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	for (int j = -1; j < n->n_in; j++) {
+		int t = j < 0 ? (n->n_out > 0 ? n->out[0] : -1) : n->in[j];
+		const ab_shape *sh = t >= 0 ? &a->shapes[t] : NULL;
+		h = (h ^ (uint64_t)(sh ? sh->rank + 1 : 0)) * 1099511628211ull;
+		for (int d = 0; sh && d < sh->rank; d++)
+			h = (h ^ (uint64_t)sh->dims[d]) * 1099511628211ull;
+	}
+	return h;
+}
+
+static int tf_cmp_key(const void *x, const void *y)
+{
+	uint64_t u = *(const uint64_t *)x, v = *(const uint64_t *)y;
+	return u < v ? -1 : u > v;
+}
+
+/* The first layer of each shape signature among the kinds tf_distinct_cost prices, in bytes. The cost is a
+ * function of the category, and the category of the op and shapes the key hashes, so one key is one cost. */
+static int64_t tf_distinct_bytes(const abacus_analysis *a)
+{
+	size_t n = 0;
+	uint64_t *k = ab_malloc((a->n_layers + 1) * 2 * sizeof *k);
+	if (!k)
+		return 0;
+	for (size_t i = 0; i < a->n_layers; i++) {
+		int64_t c = tf_distinct_cost(a, i);
+		if (c) {
+			k[2 * n] = tf_shape_key(a, i);
+			k[2 * n + 1] = (uint64_t)c;
+			n++;
+		}
+	}
+	qsort(k, n, 2 * sizeof *k, tf_cmp_key);
+	int64_t b = 0;
+	for (size_t j = 0; j < n; j++)
+		if (j == 0 || k[2 * j] != k[2 * j - 2])
+			b += (int64_t)k[2 * j + 1];
+	ab_free(k);
+	return b;
+}
+
+/* MSE (the worker's loss for an output that is not [B, classes]) keeps two output-sized tensors between steps
+ * beyond the target. Measured (docs/COSTS.md, "TensorFlow 2.21": logits_mse, Dense 64 → 32768 reshaped to
+ * [B, 128, 256], against logits, the same Dense under cross-entropy): the persistent state was larger by 6.28
+ * MB at batch 16 under SGD and Adam and by 25.26-25.28 at 64, three outputs of 2.10 and 8.39 MB each, of which
+ * the simulation had one (the target): 2 more. lstm_lm's rows ([B, 32, 8192], 1.05 MB a sample) grew by 6.4 MB
+ * more than the simulation from batch 1 to 4: two outputs of the 3 samples. */
+static int64_t tf_mse_bytes(const abacus_analysis *a)
+{
+	const ab_shape *y = &a->shapes[a->g->outputs[0]];
+	int sz = ab_dtype_size(y->dtype);
+	if (!y->known || y->rank == 2 || y->numel > INT64_MAX / 8)
+		return 0;
+	return 2 * y->numel * (sz ? sz : 4);
+}
+
 static int64_t tf_state_bytes(const abacus_analysis *a)
 {
 	int64_t per_var = a->cfg.optimizer == ABACUS_OPT_ADAM ? TF_STATE_VAR_ADAM : TF_STATE_VAR_SGD;
-	int64_t b = TF_STATE_FIXED + per_var * (int64_t)a->param_tensors;
+	int64_t b = TF_STATE_FIXED + per_var * (int64_t)a->param_tensors + tf_distinct_bytes(a) + tf_mse_bytes(a);
 	for (size_t i = 0; i < a->n_layers; i++)
 		b += tf_layer_state(a, i);
 	return b;
@@ -239,7 +433,10 @@ const ab_runtime ab_runtime_tf_2_21_cpu = {
 	/* Unvectorised small batch-norm maps are PyTorch's kernel's; TensorFlow's unfused ops have none. */
 	.bn_scalar_map_min = 0,
 	.bn_scalar_map_max = -1,
-	.rnn = AB_TORCH_RNN_COSTS,
+	/* PyTorch's recurrent costs but for backward through time: Keras 3's tf.while_loop, 32 parallel
+	 * iterations (see the top of this file; docs/COSTS.md, "Recurrent layers' while loop: iterations in
+	 * flight"). */
+	.rnn = { AB_TORCH_RNN_COSTS_FIELDS, .bwd_parallel_iterations = 32 },
 	.conv_kernel = tf_conv_kernel,
 	.saved = tf_saved,
 	.grad_pass = tf_grad_pass,
@@ -247,6 +444,7 @@ const ab_runtime ab_runtime_tf_2_21_cpu = {
 	.act_ns = AB_TORCH_ARITH_NS,
 	.mark_fused = tf_mark_fused,
 	.state_bytes = tf_state_bytes,
+	.backward_end_bytes = tf_backward_end_bytes,
 	.time_terms = ab_torch_time_terms,
 	.layer_time = ab_torch_layer_time,
 };

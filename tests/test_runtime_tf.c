@@ -3,7 +3,9 @@
  * small graphs, each difference worked out by hand beside it. float32: 4 bytes an element.
  */
 #include <stdlib.h>
+#include <string.h>
 
+#include "analysis.h"
 #include "runtime.h"
 #include "tests.h"
 
@@ -193,8 +195,10 @@ static tb_model *conv_bn_relu_gap(void)
 /* The traced step's state between steps (runtime_tf_cpu.c tf_state_bytes), counted with the buffers. Four
  * trainable variables (w, b, the batch norm's scale and shift; its moving statistics are buffers) and four
  * layers: under SGD 1,130,000 (fixed) + 4 · 259,000 + 14,000 (Conv) + 570,000 (BatchNormalization) +
- * 21,000 (Relu) + 35,000 (the pool) = 2,806,000 bytes; under Adam 4 · 509,000 for the variables instead,
- * 3,806,000. The batch changes nothing; PyTorch counts the running statistics (2 · 32 · 4 = 256 bytes) and
+ * 21,000 (Relu) + 35,000 (the pool) = 2,806,000 bytes, and the first convolution and batch norm of their
+ * shapes (test_tf_distinct_shapes) 43,000 + 83,000, and MSE's two tensors the size of the [1, 32, 1, 1]
+ * output (tf_mse_bytes: 2 · 128): 2,932,256; under Adam 4 · 509,000 for the variables instead, 3,932,256. The
+ * batch changes only MSE's tensors (batch 4: 2 · 3 · 128 = 768 more); PyTorch counts the running statistics (2 · 32 · 4 = 256 bytes) and
  * its host memory per tensor (tests.h TENS): four parameters (w, b, scale, shift) with their optimizer's
  * state and three buffers (the two statistics, num_batches_tracked). */
 void test_tf_traced_step_state(void);
@@ -203,14 +207,14 @@ void test_tf_traced_step_state(void)
 	abacus_memory pt, tf, tf4;
 	BOTH(conv_bn_relu_gap, 1, 0, pt, tf);
 	CHECK_EQ_I64(pt.buffers, 256 + TENS(4, 3, 0, TENS_SGD));
-	CHECK_EQ_I64(tf.buffers - pt.buffers, 2806000 - TENS(4, 3, 0, TENS_SGD));
-	CHECK_EQ_I64(tf.persistent - pt.persistent, 2806000 - TENS(4, 3, 0, TENS_SGD));
+	CHECK_EQ_I64(tf.buffers - pt.buffers, 2932256 - TENS(4, 3, 0, TENS_SGD));
+	CHECK_EQ_I64(tf.persistent - pt.persistent, 2932256 - TENS(4, 3, 0, TENS_SGD));
 	CHECK_EQ_I64(tf.persistent, tf.weights + tf.buffers + tf.optimizer + tf.inputs);
 	BOTH(conv_bn_relu_gap, 4, 0, pt, tf4);
-	CHECK_EQ_I64(tf4.buffers, tf.buffers);
+	CHECK_EQ_I64(tf4.buffers - tf.buffers, 768);
 	BOTH(conv_bn_relu_gap, 1, 1, pt, tf);
 	CHECK_EQ_I64(pt.buffers, 256 + TENS(4, 3, 0, TENS_ADAM));
-	CHECK_EQ_I64(tf.buffers - pt.buffers, 3806000 - TENS(4, 3, 0, TENS_ADAM));
+	CHECK_EQ_I64(tf.buffers - pt.buffers, 3932256 - TENS(4, 3, 0, TENS_ADAM));
 }
 
 /* x [1, 1024] @ w1 [1024, 1024] → h [1, 1024] @ w2 [1024, 256] → y: 4 MiB, then 1 MiB of weights; backward
@@ -247,4 +251,185 @@ void test_tf_adam_update_in_backward(void)
 	 * autograd Nodes (tests.h REC), alive until the step returns (the second's handle on h went with its
 	 * backward), and both gradients' host memory (tests.h TENS). */
 	CHECK_EQ_I64(pt.peak - pt.persistent, 5242880 + 2 * 4194304 + REC(2, 0) + TENS(0, 0, 2, 0));
+}
+
+/* x [B, 64, 2, 2] → Conv 7×7 (pad 3, 64 groups, no bias) → GlobalAveragePool → [B, 64, 1, 1] under MSE. The
+ * kernel is a variable in Keras's layout, transposed to ONNX's [64, 1, 7, 7]: [7, 7, 1, 64] is a Conv2D with
+ * groups = 64 (Keras 3 runs it through XLA), [7, 7, 64, 1] a DepthwiseConv2D (TensorFlow's own kernel). */
+static tb_model *grouped_conv(int xla)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 64, 2, 2));
+	if (xla)
+		tb_weight(m, "k", D(7, 7, 1, 64));
+	else
+		tb_weight(m, "k", D(7, 7, 64, 1));
+	tb_node(m, "Transpose", L("k"), L("w"));
+	tb_attr_ints(m, "perm", 4, xla ? (const int64_t[]){ 3, 2, 0, 1 } : (const int64_t[]){ 2, 3, 0, 1 });
+	tb_node(m, "Conv", L("x", "w"), L("y"));
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ 3, 3, 3, 3 });
+	tb_attr_int(m, "group", 64);
+	tb_node(m, "GlobalAveragePool", L("y"), L("g"));
+	tb_output(m, "g");
+	return m;
+}
+static tb_model *grouped_conv_xla(void) { return grouped_conv(1); }
+static tb_model *grouped_conv_depthwise(void) { return grouped_conv(0); }
+
+/* XLA's grouped convolution (runtime_tf_cpu.c tf_xla_dense_filter): two dense 7 · 7 · 64 · 64 filters,
+ * 2 · 802,816 = 1,605,632 bytes, at the end of backward, with what is live then. At batch 1 under SGD that is
+ * the kernel's gradient (7 · 7 · 64 · 4 = 12,544) and MSE's error (64 · 4 = 256): 1,618,432 above the
+ * persistent state. The depthwise layout's peak is its backward (test_tf_depthwise_filter_copies): the
+ * output's gradient (64 · 2 · 2 · 4 = 1,024), the kernel's, the error and 256 copies of the kernel
+ * (3,211,264): 3,225,088. Under Adam the gradient is gone by then (test_tf_adam_update_in_backward): 1,605,888. The
+ * compiled function adds 790,000 bytes to the persistent state (17,000 for either kind of grouped
+ * convolution). PyTorch's numbers do not depend on the layout. */
+void test_tf_xla_grouped_conv(void);
+void test_tf_xla_grouped_conv(void)
+{
+	abacus_memory pt0, tf0, pt1, tf1;
+	BOTH(grouped_conv_depthwise, 1, 0, pt0, tf0);
+	BOTH(grouped_conv_xla, 1, 0, pt1, tf1);
+	CHECK_EQ_I64(tf0.peak - tf0.persistent, 3225088);
+	CHECK_EQ_I64(tf1.peak - tf1.persistent, 1618432);
+	CHECK_EQ_I64(tf1.persistent - tf0.persistent, 790000);
+	CHECK_EQ_I64(pt1.peak, pt0.peak);
+	CHECK_EQ_I64(pt1.persistent, pt0.persistent);
+	BOTH(grouped_conv_xla, 1, 1, pt1, tf1);
+	CHECK_EQ_I64(tf1.peak - tf1.persistent, 1605888);
+}
+
+/* x [B, 8, 4, 4] → Conv 1×1 (w1 [8, 8, 1, 1]) → Conv 1×1 (w2 [c, 8, 1, 1]) → GlobalAveragePool. */
+static tb_model *two_convs(int64_t c)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 4, 4));
+	tb_weight(m, "w1", D(8, 8, 1, 1));
+	if (c == 8)
+		tb_weight(m, "w2", D(8, 8, 1, 1));
+	else
+		tb_weight(m, "w2", D(16, 8, 1, 1));
+	tb_node(m, "Conv", L("x", "w1"), L("h"));
+	tb_node(m, "Conv", L("h", "w2"), L("y"));
+	tb_node(m, "GlobalAveragePool", L("y"), L("g"));
+	tb_output(m, "g");
+	return m;
+}
+static tb_model *two_convs_same(void) { return two_convs(8); }
+static tb_model *two_convs_distinct(void) { return two_convs(16); }
+
+/* The first layer of each shape (runtime_tf_cpu.c tf_distinct_bytes): a convolution 43,000 bytes of the
+ * traced step's state (a batch norm 83,000, a grouped convolution 40,000). The traced step's state under SGD,
+ * batch 1: 1,130,000 (fixed) + 2 · 259,000 (w1, w2) + 2 · 14,000 (the convolutions) + 35,000 (the pool) =
+ * 1,711,000, and the distinct shapes: with w2 like w1 the second convolution reads and makes what the first
+ * does ([1, 8, 4, 4], [8, 8, 1, 1] → [1, 8, 4, 4]): one shape, 43,000; with 16 output channels two, 86,000.
+ * With MSE's two output-sized tensors (tf_mse_bytes; the output [1, 8, 1, 1] or [1, 16, 1, 1], 32 or 64
+ * bytes): 1,754,064 and 1,797,128. PyTorch keeps no such state (its buffers are its host memory per tensor
+ * alone). */
+void test_tf_distinct_shapes(void);
+void test_tf_distinct_shapes(void)
+{
+	abacus_memory pt0, tf0, pt1, tf1;
+	BOTH(two_convs_same, 1, 0, pt0, tf0);
+	BOTH(two_convs_distinct, 1, 0, pt1, tf1);
+	CHECK_EQ_I64(tf0.buffers, 1754064);
+	CHECK_EQ_I64(tf1.buffers, 1797128);
+	CHECK_EQ_I64(pt1.buffers, pt0.buffers);
+}
+
+/* x [40, B, 16] → GRU (hidden 8: W [1, 24, 16], R [1, 24, 8]) → y, or over 8 steps. TensorFlow's backward loop
+ * keeps up to 32 iterations in flight (Keras 3's parallel_iterations), each with its partial gradients of W and
+ * R: 24 · (16 + 8) floats = 2,304 bytes; over 40 steps 32 of them, 73,728 bytes of workspace in the layer's
+ * backward, over 8 steps 8, 18,432. PyTorch's rule, 3 R (3 · 24 · 8 · 4 = 2,304) less the layer's gradients
+ * made at once (R 768, W 1,536, the biases 2 · 24 · 4 = 192: 2,496), holds none. */
+static tb_model *gru_steps(int64_t seq)
+{
+	tb_model *m = tb_new(14);
+	if (seq == 40)
+		tb_input(m, "x", D(40, -1, 16));
+	else
+		tb_input(m, "x", D(8, -1, 16));
+	tb_weight(m, "W", D(1, 24, 16));
+	tb_weight(m, "R", D(1, 24, 8));
+	tb_weight(m, "B", D(1, 48));
+	tb_node(m, "GRU", L("x", "W", "R", "B"), L("y", "yh"));
+	tb_attr_int(m, "hidden_size", 8);
+	tb_output(m, "y");
+	return m;
+}
+
+static int64_t rnn_workspace(int64_t seq, const char *runtime)
+{
+	tb_model *m = gru_steps(seq);
+	uint8_t *buf;
+	size_t len;
+	tb_pack(m, &buf, &len);
+	tb_free(m);
+	abacus_graph *g = NULL;
+	abacus_error err;
+	int64_t ws = -1;
+	if (abacus_graph_load(&g, buf, len, &err) == 0) {
+		abacus_config cfg = ABACUS_CONFIG_INIT;
+		cfg.batch = 2;
+		cfg.runtime = runtime;
+		abacus_analysis *a = NULL;
+		if (abacus_analyze(&a, g, &cfg, &err) == 0)
+			for (size_t L = 0; L < a->n_layers; L++)
+				if (!strcmp(a->g->nodes[a->layer_node[L]].op, "GRU"))
+					ws = a->costs[L].bwd_workspace;
+		abacus_analysis_free(a);
+	}
+	free(buf);
+	abacus_graph_free(g);
+	return ws;
+}
+
+void test_tf_rnn_parallel_iterations(void);
+void test_tf_rnn_parallel_iterations(void)
+{
+	CHECK_EQ_I64(rnn_workspace(40, "tf-2.21.0"), 73728);
+	CHECK_EQ_I64(rnn_workspace(8, "tf-2.21.0"), 18432);
+	CHECK_EQ_I64(rnn_workspace(40, NULL), 0);
+}
+
+/* x [1, 64, 2, 2] → DepthwiseConv2D K×K (Keras's kernel [K, K, 64, 1], transposed to [64, 1, K, K]; pad K / 2)
+ * → GlobalAveragePool → [1, 64, 1, 1] under MSE. */
+static tb_model *depthwise(int k)
+{
+	tb_model *m = tb_new(14);
+	int64_t p = k / 2;
+	tb_input(m, "x", D(-1, 64, 2, 2));
+	if (k == 5)
+		tb_weight(m, "k", D(5, 5, 64, 1));
+	else
+		tb_weight(m, "k", D(3, 3, 64, 1));
+	tb_node(m, "Transpose", L("k"), L("w"));
+	tb_attr_ints(m, "perm", 4, (const int64_t[]){ 2, 3, 0, 1 });
+	tb_node(m, "Conv", L("x", "w"), L("y"));
+	tb_attr_ints(m, "pads", 4, (const int64_t[]){ p, p, p, p });
+	tb_attr_int(m, "group", 64);
+	tb_node(m, "GlobalAveragePool", L("y"), L("g"));
+	tb_output(m, "g");
+	return m;
+}
+static tb_model *depthwise3(void) { return depthwise(3); }
+static tb_model *depthwise5(void) { return depthwise(5); }
+
+/* A DepthwiseConv2D whose kernel is not 3×3 holds 256 copies of its filter in its backward (runtime_tf_cpu.c
+ * TF_DW_FILTER_COPIES). At batch 1 under SGD, above the persistent state:
+ * - 5×5: the kernel is 64 · 25 · 4 = 6,400 bytes; in the convolution's backward MSE's error (64 · 4 = 256),
+ *   the output's gradient (64 · 2 · 2 · 4 = 1,024), the kernel's gradient (6,400) and 256 · 6,400 =
+ *   1,638,400: 1,646,080;
+ * - 3×3 (2,304 bytes): no copies; the peak is the step, the gradient, one temporary as large and the error,
+ *   4,864.
+ * PyTorch's numbers have no such copies (its 5×5 peak is far below the 256 copies). */
+void test_tf_depthwise_filter_copies(void);
+void test_tf_depthwise_filter_copies(void)
+{
+	abacus_memory pt, tf;
+	BOTH(depthwise5, 1, 0, pt, tf);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 1646080);
+	CHECK(pt.peak - pt.persistent < 1638400);
+	BOTH(depthwise3, 1, 0, pt, tf);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 4864);
 }
