@@ -886,7 +886,8 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 		 * the simulator counts with the layer's gradients; one direction's loop at a time. */
 		if (c->rt->rnn.bwd_parallel_iterations > 0) {
 			int64_t n = seq < c->rt->rnn.bwd_parallel_iterations ? seq : c->rt->rnn.bwd_parallel_iterations;
-			k->bwd_workspace = (int64_t)((double)n * 4.0 * (double)gh * (double)(in + h));
+			double ws = (double)n * 4.0 * (double)gh * (double)(in + h);
+			k->bwd_workspace = ws < 9e18 ? (int64_t)ws : INT64_MAX; /* an absurd graph's saturates */
 		}
 	}
 	io_bytes(c, k);

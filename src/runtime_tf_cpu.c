@@ -237,7 +237,10 @@ static int64_t tf_xla_dense_filter(const abacus_analysis *a, size_t i)
 	if (a->layers[i].category != ABACUS_CAT_GROUPCONV || tf_grouped_kind(a->g, a->shapes, n) != TF_GROUPED_XLA)
 		return 0;
 	const ab_shape *w = &a->shapes[n->in[1]]; /* ONNX's [C_out, C_in / groups, kh, kw] */
-	return 4 * w->dims[2] * w->dims[3] * w->dims[1] * ab_attr_int(n, "group", 1) * w->dims[0];
+	int64_t b; /* the weight's bytes times its groups; an absurd graph's that overflow count as none */
+	if (ab_mul(4 * w->numel, ab_attr_int(n, "group", 1), &b) || b < 0)
+		return 0;
+	return b;
 }
 
 /* The end of backward (runtime.h backward_end_bytes): two dense filters of the largest XLA grouped convolution. */
@@ -248,7 +251,7 @@ static int64_t tf_backward_end_bytes(const abacus_analysis *a)
 		int64_t b = tf_xla_dense_filter(a, i);
 		max = b > max ? b : max;
 	}
-	return 2 * max;
+	return max > INT64_MAX / 2 ? INT64_MAX : 2 * max; /* (saturated: memory.c reports the overflow) */
 }
 
 /* t is a buffer (a moving statistic), or a few ops made it from one (the variance reshaped, plus ε). */
