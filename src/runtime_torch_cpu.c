@@ -195,7 +195,8 @@ static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 	for (int i = 0; i < cv->nsp; i++)
 		dilated |= cv->k[i] > 1 && cv->d[i] > 1;
 	if (dilated && k->dw_weight[0] > 0 && !cv->x_channels_last && (cv->x_grad || cv->w_grad)) {
-		int64_t floor_b = AB_TORCH_DW_DILATED_BWD_FIXED + bytes_of(cv->x);
+		int64_t floor_b = bytes_of(cv->x);
+		ab_sat_add(&floor_b, AB_TORCH_DW_DILATED_BWD_FIXED);
 		if (floor_b > k->bwd_workspace)
 			k->bwd_workspace = floor_b;
 	}
