@@ -92,7 +92,9 @@ static void param_grads(const abacus_analysis *a, sim *s, unsigned char *grad, i
 					s->pnew_max = bytes(&a->shapes[t]);
 			}
 		} else if (s->consumer) {
-			s->accum += (grad[t] == 1 ? 2 : 1) * bytes(&a->shapes[t]);
+			int in_place = a->rt->step.gather_grad_in_place && s->layer >= 0 &&
+			               !strcmp(a->g->nodes[a->layer_node[s->layer]].op, "Gather");
+			s->accum += (grad[t] == 1 && !in_place ? 2 : 1) * bytes(&a->shapes[t]);
 			grad[t] = 2;
 		}
 		return;

@@ -45,6 +45,10 @@ typedef struct ab_step_memory {
 	 * gradient (TensorFlow's dataflow executor; 1/0): its temporaries meet that one gradient, not all of
 	 * them. 0: the step runs after backward with every gradient live (PyTorch). */
 	int adam_update_in_backward;
+	/* A weight's later gradient made by an embedding lookup's backward (Gather) is added into the earlier
+	 * one in place (1/0): one weight-sized buffer beside the sum for the moment, not two (memory.c
+	 * param_grads). PyTorch 2.15's; 1.13 sums out of place whatever the reader. */
+	int gather_grad_in_place;
 	int64_t node_bytes;   /* host memory of one operation's autograd record (a layer a gradient reaches),
 	                       * from its forward until the graph dies after the step */
 	int64_t handle_bytes; /* per activation a layer saves: its saved-tensor handle, to its backward */
@@ -138,10 +142,11 @@ void ab_torch_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int 
 double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a, size_t i, int threads);
 /* The step's buffers, recurrent steps' costs and activation arithmetic measured on PyTorch 1.13.1
  * (runtime_torch_cpu.c explains each). */
-#define AB_TORCH_STEP_MEMORY                                                                              \
-	{ .ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2,   \
-	  .node_bytes = 700, .handle_bytes = 400, .param_tensor_bytes = 580, .buffer_tensor_bytes = 360,         \
-	  .grad_tensor_bytes = 775, .sgd_state_bytes = 380, .adam_state_bytes = 1250 }
+#define AB_TORCH_STEP_MEMORY_FIELDS                                                                       \
+	.ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2,     \
+	.node_bytes = 700, .handle_bytes = 400, .param_tensor_bytes = 580, .buffer_tensor_bytes = 360,           \
+	.grad_tensor_bytes = 775, .sgd_state_bytes = 380, .adam_state_bytes = 1250
+#define AB_TORCH_STEP_MEMORY { AB_TORCH_STEP_MEMORY_FIELDS }
 #define AB_TORCH_RNN_COSTS_FIELDS                                                                         \
 	.step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.444, .gate_bytes = 48,              \
 	.record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000,    \

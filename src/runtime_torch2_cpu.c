@@ -11,12 +11,22 @@
  * buffers, recurrent costs and kernel choice are 1.13's (runtime_torch_cpu.c) until rows say otherwise; its
  * speed is not: those eight ran 0.75-1.10× 1.13's time, so the predictor fits this runtime's rates apart
  * (its hardware ids are "torch-2.15.0/cpu1", ...: model.c).
+ *
+ * One difference found since (2026-12-05 13:15, the allocator tracker in the protocol's environment, three
+ * steps, the backward's peak above the live memory before it, in units of the weight W): a weight read by
+ * two or three embedding lookups peaks at 2.0 W in 2.15 against 3.0 W in 1.13 (Embedding 8192 × 128), while
+ * a Linear 1024 × 1024 applied two or three times peaks at 3.0 W in both: 2.15 adds an embedding's later
+ * gradient into the earlier one in place (step.gather_grad_in_place). That is the networks whose encoder and
+ * decoder share one embedding: lstm_seq2seq's and seq2seq_transformer's SGD rows peaked 4.1-4.8 MB (one
+ * embedding) lower on 2.15 than on 1.13. Its LSTMs differ too and are not encoded (lstm_lm's SGD transient
+ * 1.7 → 7.3 MB at batch 1, 5.1 → 17.6 at 4; bilstm_tagger −0.6 and +1.9 MB; the GRU and plain RNN
+ * networks the same as 1.13's).
  */
 #include "runtime.h"
 
 const ab_runtime ab_runtime_torch_2_15_cpu = {
 	.name = "torch-2.15.0",
-	.step = AB_TORCH_STEP_MEMORY,
+	.step = { AB_TORCH_STEP_MEMORY_FIELDS, .gather_grad_in_place = 1 },
 	.bn_backward_buffers = 1,
 	.bn_scalar_map_min = 2,
 	.bn_scalar_map_max = 15,

@@ -1,6 +1,7 @@
 /*
  * test_runtime_tf.c — the TensorFlow 2.21 runtime's memory rules (src/runtime_tf_cpu.c) against PyTorch's on
- * small graphs, each difference worked out by hand beside it. float32: 4 bytes an element.
+ * small graphs, each difference worked out by hand beside it, and PyTorch 2.15's one difference from 1.13
+ * (runtime_torch2_cpu.c). float32: 4 bytes an element.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -432,4 +433,59 @@ void test_tf_depthwise_filter_copies(void)
 	CHECK(pt.peak - pt.persistent < 1638400);
 	BOTH(depthwise3, 1, 0, pt, tf);
 	CHECK_EQ_I64(tf.peak - tf.persistent, 4864);
+}
+
+/* PyTorch 2.15 adds an embedding's later gradient into the earlier one in place (runtime.h
+ * step.gather_grad_in_place; runtime_torch2_cpu.c has the measurement): tokens x [B, 8] (int64) look up
+ * E [64, 16] (4,096 bytes) twice, the two lookups are added and averaged over the sequence, cross-entropy
+ * over 16 classes. In backward the second lookup's gradient of E meets the first's: 1.13 holds two more
+ * E-sized buffers for that moment (the new gradient and the out-of-place sum), 2.15 one (the new gradient,
+ * added into the first). Everything else is the same in both runtimes, and that moment is the peak in
+ * both (the first E gradient, 4,096, is live there beside the accumulation), so 1.13's peak is exactly one
+ * E above 2.15's; the persistent state is equal. A weight read twice by matrix products (x·W, then r·W)
+ * sums out of place in both: equal peaks. */
+static tb_model *embedding_twice(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input_typed(m, "x", 7, 2, (const int64_t[]){ -1, 8 });
+	tb_weight(m, "e", D(64, 16));
+	tb_node(m, "Gather", L("e", "x"), L("a"));
+	tb_node(m, "Gather", L("e", "x"), L("b"));
+	tb_node(m, "Add", L("a", "b"), L("c"));
+	tb_node(m, "ReduceMean", L("c"), L("y"));
+	tb_attr_ints(m, "axes", 1, (const int64_t[]){ 1 });
+	tb_attr_int(m, "keepdims", 0);
+	tb_output(m, "y");
+	return m;
+}
+
+static tb_model *matmul_twice(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16));
+	tb_weight(m, "w", D(16, 16));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "Relu", L("h"), L("r"));
+	tb_node(m, "MatMul", L("r", "w"), L("y"));
+	tb_output(m, "y");
+	return m;
+}
+
+void test_torch2_embedding_grad_in_place(void);
+void test_torch2_embedding_grad_in_place(void)
+{
+	tb_model *(*builds[2])(void) = { embedding_twice, matmul_twice };
+	for (int i = 0; i < 2; i++) {
+		abacus_memory t1, t2;
+		tb_model *m1 = builds[i](), *m2 = builds[i]();
+		int r1 = analyze_rt(m1, 2, 0, "torch-1.13.1", &t1), r2 = analyze_rt(m2, 2, 0, "torch-2.15.0", &t2);
+		tb_free(m1);
+		tb_free(m2);
+		CHECK_EQ_I64(r1, 0);
+		CHECK_EQ_I64(r2, 0);
+		if (r1 || r2)
+			return;
+		CHECK_EQ_I64(t1.persistent, t2.persistent);
+		CHECK_EQ_I64(t1.peak - t2.peak, i == 0 ? 64 * 16 * 4 : 0);
+	}
 }
