@@ -854,6 +854,8 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	k->out_mask = 1;
 	/* What a step keeps for backward, and its autograd records, are the runtime's (runtime.h ab_rnn_costs). */
 	int64_t per_bytes = G == 1 ? c->rt->rnn.plain_saved_per_gate * gh : c->rt->rnn.saved_per_h * h;
+	if (G == 4)
+		per_bytes += c->rt->rnn.lstm_extra_saved_per_h * h;
 	int64_t records;
 	if (ab_mul(steps, per_bytes, &k->extra_bytes) ||
 	    ab_mul(k->serial_steps, G == 1 ? c->rt->rnn.plain_record_bytes : c->rt->rnn.record_bytes, &records) ||

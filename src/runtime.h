@@ -76,6 +76,9 @@ typedef struct ab_rnn_costs {
 	 * iterations' partial gradients of the layer's input and recurrent weights (ops_nn.c ab_cost_rnn). 0: no
 	 * such loop (PyTorch). */
 	int bwd_parallel_iterations;
+	/* An LSTM's step keeps this many more bytes per hidden unit and sample for backward (PyTorch 2.15's
+	 * CPU LSTM: two more gate-sized tensors; 0: 1.13's). */
+	int64_t lstm_extra_saved_per_h;
 } ab_rnn_costs;
 
 typedef struct ab_runtime {

@@ -385,6 +385,11 @@ static int64_t rnn_workspace(int64_t seq, const char *runtime)
 	return ws;
 }
 
+static tb_model *gru_steps_8(void)
+{
+	return gru_steps(8);
+}
+
 void test_tf_rnn_parallel_iterations(void);
 void test_tf_rnn_parallel_iterations(void)
 {
@@ -487,5 +492,41 @@ void test_torch2_embedding_grad_in_place(void)
 			return;
 		CHECK_EQ_I64(t1.persistent, t2.persistent);
 		CHECK_EQ_I64(t1.peak - t2.peak, i == 0 ? 64 * 16 * 4 : 0);
+	}
+}
+
+/* PyTorch 2.15's CPU LSTM keeps two more gate-sized tensors per step for backward than 1.13's (runtime.h
+ * rnn.lstm_extra_saved_per_h, 32 bytes per hidden unit and sample: measured 2026-12-05, an LSTM of input
+ * 128, hidden 256 or 512, sequence 32 or 64, batch 4, one or two directions kept 1.90-2.16 × 4·H·B·T
+ * floats more at the end of its forward on 2.15). x [8, B, 16] → LSTM (hidden 8: W [1, 32, 16], R [1, 32, 8])
+ * at batch 2: 8 steps × 2 samples × 32 × 8 = 4,096 bytes more saved; a GRU keeps what 1.13's does. */
+static tb_model *lstm8(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(8, -1, 16));
+	tb_weight(m, "W", D(1, 32, 16));
+	tb_weight(m, "R", D(1, 32, 8));
+	tb_weight(m, "B", D(1, 64));
+	tb_node(m, "LSTM", L("x", "W", "R", "B"), L("y", "yh", "yc"));
+	tb_attr_int(m, "hidden_size", 8);
+	tb_output(m, "y");
+	return m;
+}
+
+void test_torch2_lstm_saved(void);
+void test_torch2_lstm_saved(void)
+{
+	tb_model *(*builds[2])(void) = { lstm8, gru_steps_8 };
+	for (int i = 0; i < 2; i++) {
+		abacus_memory t1, t2;
+		tb_model *m1 = builds[i](), *m2 = builds[i]();
+		int r1 = analyze_rt(m1, 2, 0, "torch-1.13.1", &t1), r2 = analyze_rt(m2, 2, 0, "torch-2.15.0", &t2);
+		tb_free(m1);
+		tb_free(m2);
+		CHECK_EQ_I64(r1, 0);
+		CHECK_EQ_I64(r2, 0);
+		if (r1 || r2)
+			return;
+		CHECK_EQ_I64(t2.saved - t1.saved, i == 0 ? 8 * 2 * 32 * 8 : 0);
 	}
 }
