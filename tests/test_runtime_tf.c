@@ -476,19 +476,25 @@ static tb_model *matmul_twice(void)
 	return m;
 }
 
+/* Both PyTorch runtimes on one graph at batch 2 under SGD: 1.13 into *t1, 2.15 into *t2; 0 or an error. */
+static int torch_both(tb_model *(*build)(void), abacus_memory *t1, abacus_memory *t2)
+{
+	tb_model *m1 = build(), *m2 = build();
+	int r1 = analyze_rt(m1, 2, 0, "torch-1.13.1", t1), r2 = analyze_rt(m2, 2, 0, "torch-2.15.0", t2);
+	tb_free(m1);
+	tb_free(m2);
+	CHECK_EQ_I64(r1, 0);
+	CHECK_EQ_I64(r2, 0);
+	return r1 ? r1 : r2;
+}
+
 void test_torch2_embedding_grad_in_place(void);
 void test_torch2_embedding_grad_in_place(void)
 {
 	tb_model *(*builds[2])(void) = { embedding_twice, matmul_twice };
 	for (int i = 0; i < 2; i++) {
 		abacus_memory t1, t2;
-		tb_model *m1 = builds[i](), *m2 = builds[i]();
-		int r1 = analyze_rt(m1, 2, 0, "torch-1.13.1", &t1), r2 = analyze_rt(m2, 2, 0, "torch-2.15.0", &t2);
-		tb_free(m1);
-		tb_free(m2);
-		CHECK_EQ_I64(r1, 0);
-		CHECK_EQ_I64(r2, 0);
-		if (r1 || r2)
+		if (torch_both(builds[i], &t1, &t2))
 			return;
 		CHECK_EQ_I64(t1.persistent, t2.persistent);
 		CHECK_EQ_I64(t1.peak - t2.peak, i == 0 ? 64 * 16 * 4 : 0);
@@ -519,13 +525,7 @@ void test_torch2_lstm_saved(void)
 	tb_model *(*builds[2])(void) = { lstm8, gru_steps_8 };
 	for (int i = 0; i < 2; i++) {
 		abacus_memory t1, t2;
-		tb_model *m1 = builds[i](), *m2 = builds[i]();
-		int r1 = analyze_rt(m1, 2, 0, "torch-1.13.1", &t1), r2 = analyze_rt(m2, 2, 0, "torch-2.15.0", &t2);
-		tb_free(m1);
-		tb_free(m2);
-		CHECK_EQ_I64(r1, 0);
-		CHECK_EQ_I64(r2, 0);
-		if (r1 || r2)
+		if (torch_both(builds[i], &t1, &t2))
 			return;
 		CHECK_EQ_I64(t2.saved - t1.saved, i == 0 ? 8 * 2 * 32 * 8 : 0);
 	}
