@@ -162,6 +162,16 @@ static double no_avx_workspace(const ab_conv_desc *cv, const ab_cost *k)
 	return gemm_backward_bytes(cv);
 }
 
+/* Whether the kernel's taps are spread (dilation above 1 on an axis the kernel spans more than one tap of):
+ * what makes a depthwise convolution's backward slow (conv_kernel) and hold a fixed buffer (below). */
+static int kernel_dilated(const ab_conv_desc *cv)
+{
+	for (int i = 0; i < cv->nsp; i++)
+		if (cv->k[i] > 1 && cv->d[i] > 1)
+			return 1;
+	return 0;
+}
+
 static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 {
 	double capped = cv->no_avx ? no_avx_workspace(cv, k) : -1;
@@ -191,10 +201,7 @@ static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 	 * undilated), 16 on 5×5 91.9, 8 on 10×10 100.9, 32 on 10×10 139.4; from 64 channels on 20×20 (829 kB,
 	 * 2.0× the input) the blocked copies above are the larger. The tiny CNNs that dilate instead of
 	 * downsampling (gen_cnn_s000019's separable stage on 5×5) peak there. */
-	int dilated = 0;
-	for (int i = 0; i < cv->nsp; i++)
-		dilated |= cv->k[i] > 1 && cv->d[i] > 1;
-	if (dilated && k->dw_weight[0] > 0 && !cv->x_channels_last && (cv->x_grad || cv->w_grad)) {
+	if (kernel_dilated(cv) && k->dw_weight[0] > 0 && !cv->x_channels_last && (cv->x_grad || cv->w_grad)) {
 		int64_t floor_b = bytes_of(cv->x);
 		ab_sat_add(&floor_b, AB_TORCH_DW_DILATED_BWD_FIXED);
 		if (floor_b > k->bwd_workspace)
@@ -268,14 +275,13 @@ void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 	 * networks that have such convolutions and priced convmixer at 2.8× its time when it was left out. */
 	if (group > 1 && wt->rank == x->rank && wt->dims[1] == 1 && !transpose) {
 		double kk = 1;
-		int large = 0, dilated = 0;
+		int large = 0;
 		for (int i = 0; i < nsp; i++) {
 			kk *= (double)cv->k[i];
 			large |= cv->k[i] > 3;
-			dilated |= cv->k[i] > 1 && cv->d[i] > 1;
 		}
 		k->dw_weight[0] = kk > 9 ? pow(9 / kk, 0.65) : 1;
-		k->dw_weight[1] = dilated ? AB_DW_DILATED_BACKWARD : large ? AB_DW_LARGE_BACKWARD : 1;
+		k->dw_weight[1] = kernel_dilated(cv) ? AB_DW_DILATED_BACKWARD : large ? AB_DW_LARGE_BACKWARD : 1;
 	}
 	if (group == 1 && nsp >= 1 && nsp <= 2)
 		dense_path(cv, k);

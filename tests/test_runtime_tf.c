@@ -10,14 +10,18 @@
 #include "runtime.h"
 #include "tests.h"
 
-static int analyze_rt(tb_model *m, int64_t batch, int adam, const char *runtime, abacus_memory *out)
+/* Packs, loads and analyses m under `runtime` (NULL: the default); *a and *g for the caller to free (NULL
+ * after an error, which is printed). */
+static int analysis_rt(tb_model *m, int64_t batch, int adam, const char *runtime, abacus_analysis **a,
+                       abacus_graph **g)
 {
 	uint8_t *buf;
 	size_t len;
 	tb_pack(m, &buf, &len);
-	abacus_graph *g = NULL;
 	abacus_error err;
-	int rc = abacus_graph_load(&g, buf, len, &err);
+	*a = NULL;
+	*g = NULL;
+	int rc = abacus_graph_load(g, buf, len, &err);
 	free(buf);
 	if (rc) {
 		fprintf(stderr, "  load failed: %s\n", err.msg);
@@ -27,12 +31,18 @@ static int analyze_rt(tb_model *m, int64_t batch, int adam, const char *runtime,
 	cfg.batch = batch;
 	cfg.optimizer = adam ? ABACUS_OPT_ADAM : ABACUS_OPT_SGD;
 	cfg.runtime = runtime;
-	abacus_analysis *a = NULL;
-	rc = abacus_analyze(&a, g, &cfg, &err);
+	if ((rc = abacus_analyze(a, *g, &cfg, &err)))
+		fprintf(stderr, "  analysis failed: %s\n", err.msg);
+	return rc;
+}
+
+static int analyze_rt(tb_model *m, int64_t batch, int adam, const char *runtime, abacus_memory *out)
+{
+	abacus_analysis *a;
+	abacus_graph *g;
+	int rc = analysis_rt(m, batch, adam, runtime, &a, &g);
 	if (!rc)
 		*out = *abacus_analysis_memory(a);
-	else
-		fprintf(stderr, "  analysis failed: %s\n", err.msg);
 	abacus_analysis_free(a);
 	abacus_graph_free(g);
 	return rc;
@@ -362,25 +372,15 @@ static tb_model *gru_steps(int64_t seq)
 static int64_t rnn_workspace(int64_t seq, const char *runtime)
 {
 	tb_model *m = gru_steps(seq);
-	uint8_t *buf;
-	size_t len;
-	tb_pack(m, &buf, &len);
-	tb_free(m);
-	abacus_graph *g = NULL;
-	abacus_error err;
+	abacus_analysis *a;
+	abacus_graph *g;
 	int64_t ws = -1;
-	if (abacus_graph_load(&g, buf, len, &err) == 0) {
-		abacus_config cfg = ABACUS_CONFIG_INIT;
-		cfg.batch = 2;
-		cfg.runtime = runtime;
-		abacus_analysis *a = NULL;
-		if (abacus_analyze(&a, g, &cfg, &err) == 0)
-			for (size_t L = 0; L < a->n_layers; L++)
-				if (!strcmp(a->g->nodes[a->layer_node[L]].op, "GRU"))
-					ws = a->costs[L].bwd_workspace;
-		abacus_analysis_free(a);
-	}
-	free(buf);
+	if (analysis_rt(m, 2, 0, runtime, &a, &g) == 0)
+		for (size_t L = 0; L < a->n_layers; L++)
+			if (!strcmp(a->g->nodes[a->layer_node[L]].op, "GRU"))
+				ws = a->costs[L].bwd_workspace;
+	tb_free(m);
+	abacus_analysis_free(a);
 	abacus_graph_free(g);
 	return ws;
 }
