@@ -72,6 +72,15 @@ int cli_optimizer_opt(void *target, const char *v, const char *cmd);
 int cli_runtime_opt(void *target, const char *v, const char *cmd);
 /* The whole file, NUL-terminated, in *buf (the caller frees it); -1 with errno set when it cannot be read. */
 int cli_read_file(const char *path, char **buf, size_t *len);
+/* A families file (network<TAB>family per line, '#' comments; scripts/families.py writes data/families.tsv):
+ * its bytes, and pairs[2i] = network, pairs[2i + 1] = family pointing into them. */
+typedef struct cli_families {
+	char *buf;
+	char **pairs;
+	size_t n;
+} cli_families;
+int cli_read_families(cli_families *t, const char *path);
+void cli_free_families(cli_families *t);
 int cli_format_opt(void *target, const char *v, const char *cmd);
 int cli_format_csv_opt(void *target, const char *v, const char *cmd);
 /* The options every graph command shares, as entries of its table: the graph file, --batch, --input,

@@ -436,49 +436,6 @@ static void print_table(const abacus_eval *ev, const char *pname)
 		       100 * nets[i].memory_mre, nets[i].n);
 }
 
-/* The families file of lofo: its bytes, and pairs[2i] = network, pairs[2i + 1] = family pointing into them. */
-typedef struct family_table {
-	char *buf;
-	char **pairs;
-	size_t n;
-} family_table;
-
-static int read_families(family_table *t, const char *path)
-{
-	size_t len = 0, cap = 0, line = 0;
-	if (cli_read_file(path, &t->buf, &len)) {
-		fprintf(stderr, "abacus: cannot read the families file '%s': %s\n", path, strerror(errno));
-		return CLI_FAIL;
-	}
-	for (char *p = t->buf, *next; p && *p; p = next) {
-		line++;
-		next = strchr(p, '\n');
-		if (next)
-			*next++ = '\0';
-		if (*p == '#' || !*p)
-			continue;
-		char *tab = strchr(p, '\t');
-		if (!tab || tab == p || !tab[1] || strchr(tab + 1, '\t')) {
-			fprintf(stderr, "abacus: %s:%zu: expected 'network<TAB>family'\n", path, line);
-			return CLI_FAIL;
-		}
-		*tab = '\0';
-		if (t->n == cap) {
-			cap = cap ? 2 * cap : 256;
-			char **np = realloc(t->pairs, 2 * cap * sizeof *np);
-			if (!np) {
-				fprintf(stderr, "abacus: out of memory\n");
-				return CLI_FAIL;
-			}
-			t->pairs = np;
-		}
-		t->pairs[2 * t->n] = p;
-		t->pairs[2 * t->n + 1] = tab + 1;
-		t->n++;
-	}
-	return CLI_OK;
-}
-
 int cmd_eval(int argc, char **argv)
 {
 	const char *machines_arg = NULL;
@@ -493,7 +450,7 @@ int cmd_eval(int argc, char **argv)
 	static const abacus_eval_protocol proto_of[] = { ABACUS_EVAL_RANDOM, ABACUS_EVAL_LOMO, ABACUS_EVAL_CROSS_HW,
 		                                         ABACUS_EVAL_LOMACHINE, ABACUS_EVAL_LOFO, ABACUS_EVAL_LORUNTIME };
 	const char *families_arg = NULL;
-	family_table fams = { 0 };
+	cli_families fams = { 0 };
 	static const char *const formats[] = { "table", "json", NULL };
 	const cli_opt_spec specs[] = {
 		CLI_OPT(CLI_OPT_ARGS, "DATA.csv", NULL, &files,
@@ -547,7 +504,7 @@ int cmd_eval(int argc, char **argv)
 		machines_arg = "data/machines";
 	if (proto == ABACUS_EVAL_LOFO && !families_arg)
 		families_arg = "data/families.tsv";
-	if (families_arg && (rc = read_families(&fams, families_arg)))
+	if (families_arg && (rc = cli_read_families(&fams, families_arg)))
 		goto out;
 	o.family_of = (const char *const *)fams.pairs;
 	o.n_family_of = fams.n;
@@ -600,8 +557,7 @@ free_sets:
 	free(sets);
 out:
 	cli_free_machines(machines, n_machines);
-	free(fams.buf);
-	free(fams.pairs);
+	cli_free_families(&fams);
 	free(files.v);
 	return rc;
 }

@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -16,7 +17,8 @@ static const char description[] =
 int cmd_train(int argc, char **argv)
 {
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
-	const char *machines_arg = NULL, *out = NULL;
+	const char *machines_arg = NULL, *out = NULL, *families_arg = NULL;
+	cli_families fams = { 0 };
 	abacus_machine **machines = NULL;
 	size_t n_machines = 0;
 	cli_args files = { 0 };
@@ -30,6 +32,11 @@ int cmd_train(int argc, char **argv)
 		        "comma-separated): the bundle also gets the profile-mode time model, trained on the\n"
 		        "rows of those machines, which prices any machine from its profile\n"
 		        "('abacus predict --machine FILE')"),
+		CLI_OPT(CLI_OPT_STRING, "--families", "FILE", &families_arg,
+		        "each network's family (network<TAB>family; default data/families.tsv where it\n"
+		        "exists, 'none' for no file): the 90 % intervals are then calibrated on whole\n"
+		        "families held out as well as single networks, so that they widen for a network\n"
+		        "unlike any trained on"),
 		CLI_TRAIN_OPT_SPECS(o),
 		CLI_OPT_TABLE_END
 	};
@@ -38,6 +45,12 @@ int cmd_train(int argc, char **argv)
 		return rc < 0 ? CLI_OK : rc;
 	char **file_list = files.v;
 	size_t n_files = files.n;
+	if (!families_arg && access("data/families.tsv", R_OK) == 0)
+		families_arg = "data/families.tsv";
+	if (families_arg && strcmp(families_arg, "none") && (rc = cli_read_families(&fams, families_arg)))
+		goto out;
+	o.family_of = (const char *const *)fams.pairs;
+	o.n_family_of = fams.n;
 	if (machines_arg && (rc = cli_load_machines(&machines, &n_machines, machines_arg)))
 		goto out;
 	o.machines = (const abacus_machine *const *)machines;
@@ -67,6 +80,7 @@ int cmd_train(int argc, char **argv)
 	free(sets);
 out:
 	cli_free_machines(machines, n_machines);
+	cli_free_families(&fams);
 	free(files.v);
 	return rc;
 }

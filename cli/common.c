@@ -569,3 +569,46 @@ int cli_read_file(const char *path, char **buf, size_t *len)
 	*len = n;
 	return 0;
 }
+
+int cli_read_families(cli_families *t, const char *path)
+{
+	size_t len = 0, cap = 0, line = 0;
+	if (cli_read_file(path, &t->buf, &len)) {
+		fprintf(stderr, "abacus: cannot read the families file '%s': %s\n", path, strerror(errno));
+		return CLI_FAIL;
+	}
+	for (char *p = t->buf, *next; p && *p; p = next) {
+		line++;
+		next = strchr(p, '\n');
+		if (next)
+			*next++ = '\0';
+		if (*p == '#' || !*p)
+			continue;
+		char *tab = strchr(p, '\t');
+		if (!tab || tab == p || !tab[1] || strchr(tab + 1, '\t')) {
+			fprintf(stderr, "abacus: %s:%zu: expected 'network<TAB>family'\n", path, line);
+			return CLI_FAIL;
+		}
+		*tab = '\0';
+		if (t->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			char **np = realloc(t->pairs, 2 * cap * sizeof *np);
+			if (!np) {
+				fprintf(stderr, "abacus: out of memory\n");
+				return CLI_FAIL;
+			}
+			t->pairs = np;
+		}
+		t->pairs[2 * t->n] = p;
+		t->pairs[2 * t->n + 1] = tab + 1;
+		t->n++;
+	}
+	return CLI_OK;
+}
+
+void cli_free_families(cli_families *t)
+{
+	free(t->buf);
+	free(t->pairs);
+	memset(t, 0, sizeof *t);
+}

@@ -329,7 +329,9 @@ typedef struct abacus_train_opts {
 	void *payload;
 	/* Version 3. The family of each network for leave-one-family-out (ABACUS_EVAL_LOFO): n_family_of pairs,
 	 * family_of[2i] a network and family_of[2i+1] its family ("resnet", "gen_cnn"); a network not listed is
-	 * a family of its own. The caller's strings, read during the call. */
+	 * a family of its own. The caller's strings, read during the call. abacus_train uses them too: its 90 %
+	 * intervals are then calibrated on whole families held out as well as single networks, so that they
+	 * widen as far as a network unlike the training data needs. */
 	const char *const *family_of;
 	size_t n_family_of;
 	/* Version 4. abacus_evaluate scores only the rows of this runtime ("tf-2.21.0"; NULL: every row), so that

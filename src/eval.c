@@ -403,7 +403,7 @@ static int lomo_intervals(abacus_eval_point *pts, const int *pt_net, size_t n, i
 			continue;
 		ab_novelty nv = { 0 };
 		double qt[2], qm[2];
-		if ((rc = ab_novelty_calibrate(&nv, qt, qm, f.sel, k, err)))
+		if ((rc = ab_novelty_calibrate(&nv, qt, qm, f.sel, k, k, err)))
 			break;
 		for (int q = 0; q < n_pools; q++) {
 			int ok;
@@ -662,33 +662,6 @@ static int check_groups(const ab_examples *ex, abacus_eval_protocol protocol, in
 	return 0;
 }
 
-/* Leave-one-family-out: each network's family index (fam[network], one per network of the examples) from the
- * caller's pairs (abacus_train_opts.family_of); a network not listed is a family of its own. Returns the
- * number of families, or -1 when out of memory. */
-static int family_index(int **fam_out, const ab_examples *ex, const abacus_train_opts *o)
-{
-	int *fam = ab_malloc(((size_t)ex->n_nets + 1) * sizeof *fam);
-	const char **names = ab_malloc(((size_t)ex->n_nets + 1) * sizeof *names);
-	int n = 0;
-	if (!fam || !names) {
-		ab_free(fam);
-		ab_free(names);
-		return -1;
-	}
-	for (int i = 0; i < ex->n_nets; i++) {
-		const char *f = ex->nets[i];
-		for (size_t k = 0; k < o->n_family_of && o->family_of; k++)
-			if (o->family_of[2 * k] && o->family_of[2 * k + 1] && !strcmp(o->family_of[2 * k], ex->nets[i])) {
-				f = o->family_of[2 * k + 1];
-				break;
-			}
-		fam[i] = intern(names, &n, f);
-	}
-	ab_free(names);
-	*fam_out = fam;
-	return n;
-}
-
 int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_sets, abacus_eval_protocol protocol,
                     const abacus_train_opts *opts, abacus_error *err)
 {
@@ -744,7 +717,7 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	size_t ne = 0;
 	/* Progress in folds, the units of similar cost each protocol has; the count is known before the first. */
 	enum { FOLDS = 5 };
-	if (protocol == ABACUS_EVAL_LOFO && (n_fam = family_index(&fam, &ex, o)) < 0) {
+	if (protocol == ABACUS_EVAL_LOFO && (n_fam = ab_family_index(&fam, &ex, o->family_of, o->n_family_of)) < 0) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
 	}

@@ -75,7 +75,18 @@ typedef struct ab_examples {
 	const abacus_machine *const *machines;
 	int *mach;
 	int n_mach;
+	/* Each network's family (fam[net], owned; NULL when the caller named none: ab_examples_families). The
+	 * intervals are then calibrated on residuals of whole families held out too (ab_model_fit). */
+	int *fam;
+	int n_fam;
 } ab_examples;
+/* Each network's family index (*fam_out[net], allocated) from pairs family_of[2i] = network,
+ * family_of[2i + 1] = its family; a network not listed is a family of its own. Returns the number of
+ * families, or -1 when out of memory. */
+int ab_family_index(int **fam_out, const ab_examples *ex, const char *const *family_of, size_t n_pairs);
+/* Sets ex->fam from pairs family_of[2i] = network, family_of[2i + 1] = its family (abacus_train_opts); a
+ * network not listed is a family of its own. */
+int ab_examples_families(ab_examples *ex, const char *const *family_of, size_t n_pairs, abacus_error *err);
 
 /* The machine-profile rate (machine.h ab_machine_rate) that prices each time term: a machine that no
  * training row came from gets its analytic time from its own rates (the "Machines" issue, zero-shot). */
@@ -121,9 +132,10 @@ double ab_novelty_distance(const ab_novelty *nv, const double *x);
 double ab_novelty_mem_weight(const ab_novelty *nv, double d);
 /* A memory log residual r at distance d scaled back to distance 0 (divided by its side's widening). */
 double ab_novelty_mem_z(const ab_novelty *nv, double r, double d);
-/* Fits mem_tau, widen_t, widen_m and the quantiles of the widened residuals on out-of-fold rows. */
+/* Fits widen_t and time's quantiles on out-of-fold rows o[0..n), mem_tau, widen_m and memory's on the first
+ * n_mem of them (≤ n; ab_model_fit says why memory skips the rows of whole families held out). */
 int ab_novelty_calibrate(ab_novelty *nv, double q_time[2], double q_mem[2], const ab_novelty_obs *o, size_t n,
-                         abacus_error *err);
+                         size_t n_mem, abacus_error *err);
 void ab_novelty_free(ab_novelty *nv);
 
 typedef struct ab_model {
@@ -153,8 +165,9 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
 double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS]);
 
 /* Fits on the rows idx[0..n). With `intervals`, also runs a 5-fold CV inside them for the quantiles (one
- * fold per machine in profile mode with rows of several machines). `pg` (may be NULL) is stepped once per
- * fit: the final one, then each cross-validation fold. */
+ * fold per machine in profile mode with rows of several machines), and where ex->fam names families a second
+ * 5-fold CV whose folds are whole families: the intervals' widening with the distance is fitted on both.
+ * `pg` (may be NULL) is stepped once per fit: the final one, then each cross-validation fold. */
 /* The analytic part of ab_model_fit alone: per hardware id the median speed index and the time terms'
  * coefficients (a term that too few of an id's rows exercise keeps the all-rows rate). */
 int ab_model_fit_time(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n, abacus_error *err);

@@ -8,7 +8,8 @@
  * operators, or of the same in other proportions, is far.
  *
  * What the distance changes, each fitted on out-of-fold rows (cross-validation inside the training rows,
- * or in `abacus eval` the other held-out groups' rows):
+ * by network and, where families are known, by whole family for time; or in `abacus eval` the other
+ * held-out groups' rows):
  *   - the memory correction is weighed by exp(-d / mem_tau): on a family it never saw, the learned memory
  *     correction made leave-one-family-out memory worse than the simulation alone (3.00 against 1.14 % on
  *     the rows of 2026-12-05 04:40 UTC), while near its training graphs it is what makes memory exact;
@@ -235,8 +236,10 @@ static void fit_widen_asym(double w[2], double q[2], const double *r, const doub
 }
 
 int ab_novelty_calibrate(ab_novelty *nv, double q_time[2], double q_mem[2], const ab_novelty_obs *o, size_t n,
-                         abacus_error *err)
+                         size_t n_mem, abacus_error *err)
 {
+	if (n_mem > n)
+		n_mem = n;
 	if (n < 2)
 		return 0;
 	double *r = ab_malloc(n * sizeof *r), *d = ab_malloc(n * sizeof *d), *z = ab_malloc(n * sizeof *z);
@@ -246,25 +249,26 @@ int ab_novelty_calibrate(ab_novelty *nv, double q_time[2], double q_mem[2], cons
 		ab_free(z);
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	}
+	for (size_t i = 0; i < n; i++) {
+		d[i] = o[i].d;
+		r[i] = o[i].rt;
+	}
+	nv->widen_t = fit_widen(q_time, r, d, n, z);
 	double best = INFINITY;
-	for (size_t g = 0; g < sizeof tau_grid / sizeof tau_grid[0]; g++) {
+	for (size_t g = 0; n_mem >= 2 && g < sizeof tau_grid / sizeof tau_grid[0]; g++) {
 		ab_novelty t = { .mem_tau = tau_grid[g] };
 		double loss = 0;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n_mem; i++)
 			loss += fabs(o[i].lm - ab_novelty_mem_weight(&t, o[i].d) * o[i].fm);
 		if (loss < best - 1e-12) {
 			best = loss;
 			nv->mem_tau = tau_grid[g];
 		}
 	}
-	for (size_t i = 0; i < n; i++) {
-		d[i] = o[i].d;
-		r[i] = o[i].rt;
-	}
-	nv->widen_t = fit_widen(q_time, r, d, n, z);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n_mem; i++)
 		r[i] = o[i].lm - ab_novelty_mem_weight(nv, o[i].d) * o[i].fm;
-	fit_widen_asym(nv->widen_m, q_mem, r, d, n, z);
+	if (n_mem >= 2) /* (else memory keeps no fading and no widening) */
+		fit_widen_asym(nv->widen_m, q_mem, r, d, n_mem, z);
 	ab_free(r);
 	ab_free(d);
 	ab_free(z);

@@ -140,6 +140,10 @@ printf 'mlp dense\n' > /tmp/abacus_cli_fam.$$
 expect_rc "eval lofo: malformed families file" 1 $A eval tests/data/small.csv --rounds 5 --protocol lofo --families /tmp/abacus_cli_fam.$$
 grep -q "abacus_cli_fam.$$:1: expected 'network<TAB>family'" /tmp/abacus_cli_err.$$ && ok "families file error names its line" || bad "families file error names its line"
 expect_rc "eval lofo: missing families file" 1 $A eval tests/data/small.csv --rounds 5 --protocol lofo --families /nonexistent.tsv
+expect_rc "train: malformed families file" 1 $A train tests/data/small.csv --rounds 5 --families /tmp/abacus_cli_fam.$$ --out /tmp/abacus_cli_famout.$$
+grep -q "abacus_cli_fam.$$:1: expected 'network<TAB>family'" /tmp/abacus_cli_err.$$ && [ ! -e /tmp/abacus_cli_famout.$$ ] \
+	&& ok "train: families file error names its line, writes nothing" || bad "train: families file error names its line, writes nothing"
+expect_rc "train: missing families file" 1 $A train tests/data/small.csv --rounds 5 --families /nonexistent.tsv --out /tmp/abacus_cli_famout.$$
 rm -f /tmp/abacus_cli_fam.$$
 # Leave-one-machine-out on three synthetic machines (tests/data/machines: small.csv's rows and rates x 1, 2, 0.5).
 $A eval tests/data/three_machines.csv --protocol lomachine --machines tests/data/machines --rounds 30 --format json \
@@ -259,9 +263,13 @@ if command -v script >/dev/null 2>&1; then
 	script -qec "$A eval tests/data/small.csv --rounds 5 >/dev/null" /dev/null >/tmp/abacus_cli_out.$$ 2>&1
 	grep -q "eval: fold 2/5, .* elapsed, about .* left" /tmp/abacus_cli_out.$$ && ok "eval shows progress on a terminal" ||
 		bad "eval shows progress on a terminal"
+	# (data/families.tsv, the default families: 1 fit + 5 folds of networks + 5 folds of families)
 	script -qec "$A train tests/data/small.csv --rounds 5 --out $S.m" /dev/null >/tmp/abacus_cli_out.$$ 2>&1
-	grep -q "train: fit 2/6, .* elapsed, about .* left" /tmp/abacus_cli_out.$$ && ok "train shows progress on a terminal" ||
+	grep -q "train: fit 2/11, .* elapsed, about .* left" /tmp/abacus_cli_out.$$ && ok "train shows progress on a terminal" ||
 		bad "train shows progress on a terminal"
+	script -qec "$A train tests/data/small.csv --rounds 5 --families none --out $S.m" /dev/null >/tmp/abacus_cli_out.$$ 2>&1
+	grep -q "train: fit 2/6, " /tmp/abacus_cli_out.$$ && ok "train --families none: no family folds" ||
+		bad "train --families none: no family folds"
 	rm -f "$S.m"
 fi
 expect_rc "calibrate json" 0 $A calibrate --hw cpu1 --model "$M" --format json

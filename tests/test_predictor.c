@@ -765,7 +765,7 @@ void test_novelty_asymmetric(void)
 		ab_novelty nv = { 0 };
 		double qt[2], qm[2];
 		abacus_error err;
-		CHECK_EQ_I64(ab_novelty_calibrate(&nv, qt, qm, o, N, &err), 0);
+		CHECK_EQ_I64(ab_novelty_calibrate(&nv, qt, qm, o, N, N, &err), 0);
 		CHECK(qm[0] < 0 && qm[1] > 0);
 		if (sym)
 			CHECK(nv.widen_m[0] == nv.widen_m[1] && nv.widen_m[1] >= 8);
@@ -774,6 +774,37 @@ void test_novelty_asymmetric(void)
 		CHECK(ab_novelty_mem_z(&nv, 0.01, 0.3) == 0.01 / (1 + nv.widen_m[1] * 0.3));
 		CHECK(ab_novelty_mem_z(&nv, -0.01, 0.3) == -0.01 / (1 + nv.widen_m[0] * 0.3));
 	}
+}
+
+/* Memory's fade and quantiles come from the first n_mem residuals alone (ab_model_fit: those of single networks
+ * held out), time's from all of them: rows after n_mem whose memory residuals are wild leave memory's fit as
+ * it is without them, and do move time's. */
+void test_novelty_memory_rows(void);
+void test_novelty_memory_rows(void)
+{
+	enum { N = 200 };
+	ab_novelty_obs o[2 * N];
+	for (int i = 0; i < 2 * N; i++) {
+		double d = (i % 10) * 0.05, u = ((i / 10) % 20 + 0.5) / 20 - 0.5; /* u: -0.475 to 0.475 */
+		o[i].d = d;
+		o[i].rt = (i < N ? 0.05 : 0.4) * u * (1 + d); /* the later rows: time 8x as spread */
+		o[i].lm = i < N ? 0.004 * u * (1 + 4 * d) : 0.5 * u; /* the later rows: memory residuals of ±25 % */
+		o[i].fm = i < N ? 0 : 0.3;
+	}
+	ab_novelty a = { 0 }, b = { 0 };
+	double qta[2], qma[2], qtb[2], qmb[2];
+	abacus_error err;
+	CHECK_EQ_I64(ab_novelty_calibrate(&a, qta, qma, o, 2 * N, N, &err), 0);
+	CHECK_EQ_I64(ab_novelty_calibrate(&b, qtb, qmb, o, N, N, &err), 0);
+	CHECK(qma[0] == qmb[0] && qma[1] == qmb[1]);
+	CHECK(a.widen_m[0] == b.widen_m[0] && a.widen_m[1] == b.widen_m[1] && a.mem_tau == b.mem_tau);
+	CHECK(qma[1] < 0.01); /* ±0.2 % at distance 0, not the later rows' ±25 % */
+	CHECK(qta[1] > 2 * qtb[1]); /* time's upper quantile sees the later rows' spread */
+	/* n_mem above n is n */
+	ab_novelty c = { 0 };
+	double qtc[2], qmc[2];
+	CHECK_EQ_I64(ab_novelty_calibrate(&c, qtc, qmc, o, N, 3 * N, &err), 0);
+	CHECK(qmc[0] == qmb[0] && qmc[1] == qmb[1] && qtc[1] == qtb[1]);
 }
 
 /* Distance from the training graphs (novelty.c): 0 for a graph the predictor was trained on, whatever the
@@ -1281,6 +1312,55 @@ static void count_progress(size_t done, size_t total, void *payload)
 	size_t *seen = payload;
 	seen[0] = done;
 	seen[1] = total;
+}
+
+/* Training with families: the per-hardware-id model's intervals get a second cross-validation whose folds are
+ * whole families (1 final fit + 5 folds of networks + 5 folds of families, in the progress count), and the
+ * bundle differs from one trained without them only in its interval calibration. */
+void test_train_family_folds(void);
+void test_train_family_folds(void)
+{
+	abacus_error err;
+	abacus_dataset *d = NULL;
+	CHECK_EQ_I64(abacus_dataset_load_file(&d, SMALL, &err), 0);
+	if (!d)
+		return;
+	static const char *const fam[] = { "mlp", "dense", "resnet18", "conv", "mobilenet_v2", "conv" };
+	size_t seen[2] = { 0, 0 };
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 20;
+	o.progress = count_progress;
+	o.payload = seen;
+	abacus_predictor *plain = NULL, *with = NULL;
+	CHECK_EQ_I64(abacus_train(&plain, &d, 1, &o, &err), 0);
+	CHECK_EQ_I64(seen[1], 6);
+	o.family_of = fam;
+	o.n_family_of = 3; /* squeezenet1_1 unlisted: a family of its own; three families in all */
+	CHECK_EQ_I64(abacus_train(&with, &d, 1, &o, &err), 0);
+	CHECK_EQ_I64(seen[1], 11);
+	CHECK_EQ_I64(seen[0], 11);
+	if (plain && with) {
+		/* the same boosters and coefficients: a point prediction is the same; the intervals may differ */
+		abacus_graph *g = NULL;
+		abacus_analysis *an = NULL;
+		CHECK_EQ_I64(abacus_graph_load_file(&g, "tests/data/graphs/resnet18-64.onnx", &err), 0);
+		if (g) {
+			abacus_config cfg = ABACUS_CONFIG_INIT;
+			CHECK_EQ_I64(abacus_analyze(&an, g, &cfg, &err), 0);
+		}
+		if (an) {
+			abacus_prediction pa, pb;
+			CHECK_EQ_I64(abacus_predict(&pa, plain, an, "cpu1", 0, &err), 0);
+			CHECK_EQ_I64(abacus_predict(&pb, with, an, "cpu1", 0, &err), 0);
+			CHECK(pa.time_s == pb.time_s);
+			CHECK(pb.time_hi_s > pb.time_s && pb.time_lo_s < pb.time_s);
+		}
+		abacus_analysis_free(an);
+		abacus_graph_free(g);
+	}
+	abacus_predictor_free(plain);
+	abacus_predictor_free(with);
+	abacus_dataset_free(d);
 }
 
 /* Leave-one-family-out: the caller's families group the networks (an unlisted network is its own family), each
