@@ -162,8 +162,8 @@ const ab_opdef ab_ops[] = {
 	/* reductions */
 	{ .name = "ReduceMean", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .flags = AB_OP_MEAN_GRAD, .scalar = &ab_sc_mean },
 	{ .name = "ReduceSum", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_add, .flags = AB_OP_EXPAND_GRAD, .grad_pass = 1u },
-	{ .name = "ReduceMax", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_max, .save_in = 1 },
-	{ .name = "ReduceMin", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_min, .save_in = 1 },
+	{ .name = "ReduceMax", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_max, .save_in = 1, .bwd_select = 1 },
+	{ .name = "ReduceMin", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_min, .save_in = 1, .bwd_select = 1 },
 	{ .name = "ReduceProd", .cat = C(REDUCE), .shape = ab_shape_reduce, .fold = ab_fold_reduce, .cost = ab_cost_reduce, .scalar = &ab_sc_mul, .save_in = 1 },
 	{ .name = "ReduceL1", .cat = C(REDUCE), .shape = ab_shape_reduce, .cost = ab_cost_reduce },
 	{ .name = "ReduceL2", .cat = C(REDUCE), .shape = ab_shape_reduce, .cost = ab_cost_reduce, .save_in = 1 },

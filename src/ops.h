@@ -139,6 +139,8 @@ typedef struct ab_opdef {
 	int gates;                              /* recurrent cells: gates per step (LSTM 4, GRU 3, RNN 1) */
 	int bwd_out_copies;                     /* output-sized buffers its backward holds beside the gradients
 	                                         * (element-wise rule; CumSum's flipped and summed gradient) */
+	int bwd_select;                         /* a max or min reduction: its backward finds the selected
+	                                         * elements by a mask of the input's size (ab_cost_reduce) */
 } ab_opdef;
 
 extern const ab_opdef ab_ops[];
@@ -155,6 +157,10 @@ static inline unsigned ab_node_flags(const ab_node *n)
 }
 /* Row index for (op_type, domain), or -1. Domains "" and "ai.onnx" are the standard ops. */
 int ab_op_lookup(const char *op, const char *domain);
+
+/* A reduction node names the axes it reduces (attribute or input), as x.mean(dims) or x.amax(dims) export;
+ * without them it reduces everything (x.mean(), x.max()). */
+int ab_reduce_has_axes(const ab_node *n);
 
 /* ---- helpers for rules ---- */
 static inline const ab_shape *ab_in(const ab_ctx *c, int k)

@@ -154,6 +154,23 @@ int ab_shape_conv_transpose(ab_ctx *c)
 }
 
 /* Convolution: MACs = N × Cout × out_spatial × (Cin/group) × kernel (ConvTranspose: over the input). */
+/* Input k is made by a permutation of axes that moves any (a Transpose that is no identity), which PyTorch
+ * runs as a strided view: a Conv1d over an embedding's x.transpose(1, 2) reads it so. */
+static int permuted_view(const ab_ctx *c, int k)
+{
+	if (!ab_has_in(c, k) || c->g->tensors[c->n->in[k]].producer < 0)
+		return 0;
+	const ab_node *p = &c->g->nodes[c->g->tensors[c->n->in[k]].producer];
+	size_t np = 0;
+	const int64_t *perm = ab_attr_ints(p, "perm", &np);
+	if (!(ab_node_flags(p) & AB_OP_PERMUTE) || !perm)
+		return 0;
+	for (size_t i = 0; i < np; i++)
+		if (perm[i] != (int64_t)i)
+			return 1;
+	return 0;
+}
+
 int ab_cost_conv(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1), *y = out0(c);
@@ -183,7 +200,7 @@ int ab_cost_conv(ab_ctx *c, ab_cost *k)
 	/* Which kernel runs it, and what that kernel holds, is the runtime's (runtime.h). */
 	ab_conv_desc cv = { .x = x, .w = wt, .y = y, .nsp = x->rank - 2, .group = ab_attr_int(c->n, "group", 1),
 	                    .ksz = ksz, .transpose = transpose, .x_grad = ab_in_rg(c, 0), .w_grad = ab_in_rg(c, 1),
-	                    .x_channels_last = ab_in_cl(c, 0) };
+	                    .x_channels_last = ab_in_cl(c, 0), .x_permuted = permuted_view(c, 0) && !ab_in_cl(c, 0) };
 	win w;
 	int rc = read_window(c, cv.nsp, wt->dims + 2, &w);
 	if (rc)
@@ -742,6 +759,34 @@ int ab_fold_reduce(ab_ctx *c)
 	return ab_set_outval(c, 0, v);
 }
 
+int ab_reduce_has_axes(const ab_node *n)
+{
+	size_t cnt = 0;
+	return (ab_attr_ints(n, "axes", &cnt) && cnt > 0) || (n->n_in > 1 && n->in[1] >= 0);
+}
+
+/* A max or min reduction's backward (PyTorch's amax/amin over dims: scale_grad_by_count; over everything:
+ * evenly_distribute_backward) compares the input with the result into a bool mask (1 byte per input element)
+ * and counts the selected elements with a sum that first casts the mask to int64 (8 bytes per element);
+ * over dims it then multiplies the scaled gradient by the mask cast to the input's dtype. Measured
+ * 2026-12-05 with the allocator tracker (/tmp/wt-mem-probe/p_amax2.py, float inputs [32, 128, 126],
+ * [4, 512, 1024] and [8, 64, 64]; PyTorch 1.13 and 2.15 alike): the backward peaks at 9.02-9.21 bytes per
+ * input element above what was live before it over dims, 13.05 over everything; 4 of them are the
+ * input's gradient, which stays. textcnn (three Conv1d → ReLU → amax(2) branches) peaks in the second
+ * branch's backward with one such mask beside its gradients. */
+#define AB_SELECT_MASK_BYTES 1 /* the bool mask, per input element */
+#define AB_SELECT_COUNT_BYTES 8 /* the int64 cast the count's sum makes, per input element */
+
+static int64_t select_backward_bytes(const ab_ctx *c, const ab_shape *x)
+{
+	int sz = ab_dtype_size(x->dtype) ? ab_dtype_size(x->dtype) : 4;
+	/* over dims: mask + its cast (1 + 4 for floats) while the gradient is made, the count's int64 cast
+	 * (1 + 8) before it; over everything the count's cast comes beside the gradient */
+	int64_t per = ab_reduce_has_axes(c->n) ? AB_SELECT_MASK_BYTES + sz : AB_SELECT_MASK_BYTES + AB_SELECT_COUNT_BYTES;
+	int64_t b;
+	return ab_mul(x->numel, per, &b) ? 0 : b;
+}
+
 int ab_cost_reduce(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0);
@@ -750,6 +795,8 @@ int ab_cost_reduce(ab_ctx *c, ab_cost *k)
 	/* Max/min reductions keep the input to route gradients; sums and means keep nothing (the table's save_in). */
 	const ab_opdef *def = ab_node_def(c->n);
 	k->in_mask = def ? def->save_in : 0;
+	if (def && def->bwd_select && ab_in_rg(c, 0) && x->known)
+		k->bwd_workspace = select_backward_bytes(c, x);
 	io_bytes(c, k);
 	return 0;
 }

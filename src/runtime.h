@@ -28,6 +28,7 @@ typedef struct ab_conv_desc {
 	int transpose;                    /* ConvTranspose */
 	int x_grad, w_grad;               /* the input's and the weight's gradients are computed */
 	int x_channels_last;              /* the input is an activation held channels-last */
+	int x_permuted;                   /* the input is another permuted view (not channels-last): strided */
 	int padded;                       /* any padding */
 	int threads;                      /* the configuration's intra-op threads (at least 1) */
 	int no_avx;                       /* the machine's kernels have no AVX (abacus_config.isa) */
@@ -49,6 +50,11 @@ typedef struct ab_step_memory {
 	 * one in place (1/0): one weight-sized buffer beside the sum for the moment, not two (memory.c
 	 * param_grads). PyTorch 2.15's; 1.13 sums out of place whatever the reader. */
 	int gather_grad_in_place;
+	/* The step runs the forward's operations in the order the graph file lists them, and the backward in
+	 * the reverse (1/0; memory.c base_order): an eager runtime whose exporter traced the program (PyTorch's
+	 * autograd engine runs the nodes in the reverse of the order they were made). 0: the graph's breadth-first
+	 * topological order (TensorFlow's dataflow executor, on tf2onnx's files). */
+	int program_order;
 	int64_t node_bytes;   /* host memory of one operation's autograd record (a layer a gradient reaches),
 	                       * from its forward until the graph dies after the step */
 	int64_t handle_bytes; /* per activation a layer saves: its saved-tensor handle, to its backward */
@@ -147,6 +153,7 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
  * (runtime_torch_cpu.c explains each). */
 #define AB_TORCH_STEP_MEMORY_FIELDS                                                                       \
 	.ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2,     \
+	.program_order = 1,                                                                                   \
 	.node_bytes = 700, .handle_bytes = 400, .param_tensor_bytes = 580, .buffer_tensor_bytes = 360,           \
 	.grad_tensor_bytes = 775, .sgd_state_bytes = 380, .adam_state_bytes = 1250
 #define AB_TORCH_STEP_MEMORY { AB_TORCH_STEP_MEMORY_FIELDS }

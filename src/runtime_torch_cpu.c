@@ -250,6 +250,24 @@ static void slow_columns(const ab_conv_desc *cv, ab_cost *k)
 		k->bwd_workspace = (int64_t)b;
 }
 
+/* A convolution whose input is a permuted, strided view (a Conv1d over an embedding's x.transpose(1, 2))
+ * makes a contiguous copy of it in its forward and again in its backward, beside what it holds for a
+ * contiguous input. Measured 2026-12-05 with the allocator tracker (/tmp/wt-mem-probe/p_conv1dT.py: Conv1d
+ * 128 → 128 k 5 on L 128 at batch 32, 64 → 128 k 3 on 256 at 8, 128 → 64 k 7 on 512 at 4, with and without
+ * the input's gradient): the forward's transient 1.000 input more than on the contiguous input, the
+ * backward's 1.000 more (beyond the gradients it keeps, input X + output Y against X + Y + 1.01-1.02 X).
+ * textcnn's three Conv1d over the embedding's transpose peak in the second's backward, one [B, 128, L]
+ * input short without it (L 128 batch 32: 17.35 MB measured above the step's start, 15.19 simulated). */
+static void strided_input_copy(const ab_conv_desc *cv, ab_cost *k)
+{
+	if (!cv->x_permuted || cv->transpose)
+		return;
+	int64_t x = bytes_of(cv->x);
+	ab_sat_add(&k->fwd_workspace, x);
+	if (cv->x_grad || cv->w_grad)
+		ab_sat_add(&k->bwd_workspace, x);
+}
+
 /* Which CPU kernel PyTorch 1.13 runs (ConvParams::use_mkldnn, checked with torch._C._select_conv_backend):
  * oneDNN when (strided or dilated or batch >= 16 or not 1×1 or threads > 1) and (groups > 1 or both
  * kernel dims > 3 or batch > 1 or the input has more than 20,480 elements); otherwise, and for every
@@ -287,6 +305,7 @@ void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 		dense_path(cv, k);
 	backward_workspace(cv, k);
 	slow_columns(cv, k);
+	strided_input_copy(cv, k);
 }
 
 /* ---- fixed costs and arithmetic ---- */
@@ -472,6 +491,21 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 	return w;
 }
 
+/* What 1.13's autograd keeps where the op table (the autograd of later PyTorch, runtime_torch2_cpu.c) says less:
+ * - a mean over given dimensions (MeanBackward1: x.mean(dims), exported as ReduceMean with axes) keeps its whole
+ *   input, for the input's sizes (1.13's derivatives.yaml divides by _safe_size(self.sizes(), dim), and its
+ *   code generator saves `self` for that call); a mean over everything (MeanBackward0, no axes) keeps the sizes
+ *   alone. Measured 2026-12-05 with the allocator tracker (/tmp/wt-mem-probe/p_mean.py: s = (x @ W) * 2 of
+ *   [16, 256, 64], 1 MiB, then s.mean(dims) or s.sum(dims), what the forward leaves live): mean over (1),
+ *   (0, 1), (2), (1, 2) keeps 1.005-1.020 MiB, the sum 4-20 kB, mean() 4 kB; PyTorch 2.15 keeps 4-20 kB for
+ *   every mean. ResNeSt's split attention (splits.sum(1).mean((2, 3))) keeps one [B, c, h, w] map per block
+ *   so: resnest_d's forward ended 145 kB (batch 1) above the simulation, its four sums' maps and their records. */
+static void torch113_saved(const ab_ctx *c, const ab_opdef *def, ab_cost *k)
+{
+	if ((def->flags & AB_OP_MEAN_GRAD) && ab_reduce_has_axes(c->n) && ab_in_rg(c, 0))
+		k->in_mask |= 1;
+}
+
 /* The loss and the step as the allocator tracker shows PyTorch 1.13 running them on the CPU (memory.c says
  * how each is used): cross-entropy's backward holds the log-softmax's gradient beside the output's; MSE
  * computes its unreduced error through two output-sized buffers and the loss keeps one of them until the
@@ -490,6 +524,7 @@ const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.bn_backward_buffers = 1,
 	.bn_scalar_map_min = 2,
 	.bn_scalar_map_max = 15,
+	.saved = torch113_saved,
 	/* Recurrent layers. A step's dispatch is priced as 361 kB of R streamed (156 kB for a plain RNN), a row-MAC
 	 * of its products as 0.444 B, a gate element as 48 B (docs/COSTS.md, recurrent steps); its autograd keeps
 	 * 4,400 B of records to its backward and 9,600 B to the graph's end (a plain RNN 950 and 3,000).

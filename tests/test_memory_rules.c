@@ -620,3 +620,175 @@ void test_dilated_depthwise_backward(void)
 		FREE_ANALYSIS();
 	}
 }
+
+/* An analysis of `m` at `batch` under `runtime` (NULL: the default, torch-1.13.1). */
+static abacus_analysis *analyze_rt(tb_model *m, int64_t batch, const char *runtime, abacus_graph **g,
+                                   abacus_error *err)
+{
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = batch;
+	cfg.runtime = runtime;
+	return t_analyze_cfg(m, &cfg, g, err);
+}
+
+/* x [B, 8, 16] · W [16, 64] → h [B, 8, 64], then a mean of h over `axes` (NULL: over everything). */
+static tb_model *mean_model(const int64_t *axes)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 16));
+	tb_weight(m, "w", D(16, 64));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "ReduceMean", L("h"), L("y"));
+	if (axes)
+		tb_attr_ints(m, "axes", 1, axes);
+	tb_attr_int(m, "keepdims", 0);
+	tb_output(m, "y");
+	return m;
+}
+
+/* PyTorch 1.13's mean over given dims (MeanBackward1) keeps its whole input for backward; a mean over
+ * everything (MeanBackward0) and 2.15's mean over dims keep its sizes alone (runtime_torch_cpu.c
+ * torch113_saved). So the ReduceMean layer saves input 0 (in_mask 1) only under 1.13 with axes. */
+void test_mean_dims_saves_input(void);
+void test_mean_dims_saves_input(void)
+{
+	const struct {
+		int axes;
+		const char *runtime;
+		unsigned in_mask;
+	} cases[] = { { 1, NULL, 1 }, { 1, "torch-2.15.0", 0 }, { 0, NULL, 0 }, { 0, "torch-2.15.0", 0 } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = analyze_rt(mean_model(cases[i].axes ? (const int64_t[]){ 1 } : NULL), 4,
+		                                cases[i].runtime, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		int L = layer_of(a, "ReduceMean");
+		CHECK(L >= 0);
+		if (L >= 0)
+			CHECK_EQ_I64(a->costs[L].in_mask, cases[i].in_mask);
+		FREE_ANALYSIS();
+	}
+}
+
+/* A max reduction's backward holds a bool mask of its input (1 B an element) and, over dims, the mask cast
+ * to float (4 B) beside the gradient it makes; over everything the count's int64 cast (8 B) instead (ops_nn.c
+ * select_backward_bytes). h = x·W is [2, 8, 32] at batch 2: 512 elements: over axis 2, 512 · (1 + 4) =
+ * 2,560 B; over everything 512 · (1 + 8) = 4,608 B. A max of the graph input, which needs no gradient,
+ * holds nothing. */
+void test_reduce_max_backward_mask(void);
+void test_reduce_max_backward_mask(void)
+{
+	const struct {
+		int axes, of_input;
+		int64_t ws;
+	} cases[] = { { 1, 0, 2560 }, { 0, 0, 4608 }, { 1, 1, 0 } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 8, 32));
+		tb_weight(m, "w", D(32, 32));
+		tb_node(m, "MatMul", L("x", "w"), L("h"));
+		tb_node(m, "ReduceMax", L(cases[i].of_input ? "x" : "h"), L("r"));
+		if (cases[i].axes)
+			tb_attr_ints(m, "axes", 1, (const int64_t[]){ 2 });
+		tb_node(m, "Add", L("r", "h"), L("y")); /* keepdims (default 1): r broadcasts over h */
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = analyze_rt(m, 2, NULL, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		int L = layer_of(a, "ReduceMax");
+		CHECK(L >= 0);
+		if (L >= 0)
+			CHECK_EQ_I64(a->costs[L].bwd_workspace, cases[i].ws);
+		FREE_ANALYSIS();
+	}
+}
+
+/* A Conv1d over a transposed view (x.transpose(1, 2), an embedding's) copies it contiguous in its forward
+ * and again in its backward (runtime_torch_cpu.c strided_input_copy). h = x·W is [2, 32, 16] at batch 2,
+ * its transpose t [2, 16, 32]: X = 2·16·32·4 = 4,096 B; the 16 → 16 kernel-3 convolution (oneDNN: kernel
+ * not 1, batch 2) makes y [2, 16, 30]: 3,840 B. Read contiguous (a ReLU of t between, a tensor of its own):
+ * the backward holds the blocked copies of y and x (16 channels: no padding), 3,840 + 4,096 = 7,936 B,
+ * more than the weight's reorder (16·16·3·4 = 3,072), and the forward nothing; read as the transpose, one
+ * X more in each: 12,032 and 4,096. */
+void test_conv_permuted_input_copy(void);
+void test_conv_permuted_input_copy(void)
+{
+	for (int relu = 0; relu < 2; relu++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 32, 16));
+		tb_weight(m, "w", D(16, 16));
+		tb_weight(m, "k", D(16, 16, 3));
+		tb_node(m, "MatMul", L("x", "w"), L("h"));
+		tb_node(m, "Transpose", L("h"), L(relu ? "t" : "c"));
+		tb_attr_ints(m, "perm", 3, (const int64_t[]){ 0, 2, 1 });
+		if (relu)
+			tb_node(m, "Relu", L("t"), L("c"));
+		tb_node(m, "Conv", L("c", "k"), L("y"));
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = analyze_rt(m, 2, NULL, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		int L = layer_of(a, "Conv");
+		CHECK(L >= 0);
+		if (L >= 0) {
+			CHECK_EQ_I64(a->costs[L].bwd_workspace, relu ? 7936 : 7936 + 4096);
+			CHECK_EQ_I64(a->costs[L].fwd_workspace, relu ? 0 : 4096);
+		}
+		FREE_ANALYSIS();
+	}
+}
+
+/* PyTorch runs the operations in the order its exporter lists them (memory.c base_order), not breadth
+ * first. x [64, 4] · W0 [4, 4] → h (1,024 B); two branches h · W1, h · W2 ([4, 1024] each) → big1, big2
+ * [64, 1024] (262,144 B each), each summed over axis 1 → s1, s2 [64, 1] (256 B each); y = s1 + s2. Listed
+ * branch after branch (a), big1 dies at its sum before big2 exists: the forward's peak is at the second sum,
+ * h + s1 + big2 + s2 + the records of MatMul0, MatMul1, ReduceSum1, MatMul2, ReduceSum2 (5 Nodes) and the
+ * handles of the two products that save h (MatMul0 saves the graph input x, no activation): REC(5, 2). Both
+ * products first (b), as a program that computes them first runs them: at the first sum h + big1 + big2 +
+ * s1 + REC(4, 2) (MatMul0, MatMul1, MatMul2, ReduceSum1). (b) − (a) = big1 − s2 − one Node = 262,144 − 256
+ * − 700. The backward holds less (the sums' gradients are views; the weights' gradients 16 kB each). */
+void test_program_order(void);
+void test_program_order(void)
+{
+	int64_t peak[2] = { 0, 0 };
+	for (int both_first = 0; both_first < 2; both_first++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 4));
+		tb_weight(m, "w0", D(4, 4));
+		tb_weight(m, "w1", D(4, 1024));
+		tb_weight(m, "w2", D(4, 1024));
+		tb_node(m, "MatMul", L("x", "w0"), L("h"));
+		tb_node(m, "MatMul", L("h", "w1"), L("big1"));
+		if (both_first)
+			tb_node(m, "MatMul", L("h", "w2"), L("big2"));
+		tb_node(m, "ReduceSum", L("big1"), L("s1"));
+		tb_attr_ints(m, "axes", 1, (const int64_t[]){ 1 });
+		if (!both_first)
+			tb_node(m, "MatMul", L("h", "w2"), L("big2"));
+		tb_node(m, "ReduceSum", L("big2"), L("s2"));
+		tb_attr_ints(m, "axes", 1, (const int64_t[]){ 1 });
+		tb_node(m, "Add", L("s1", "s2"), L("y"));
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = analyze_rt(m, 64, NULL, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		const abacus_memory *mem = abacus_analysis_memory(a);
+		peak[both_first] = mem->peak - mem->persistent;
+		CHECK_EQ_I64(peak[both_first], both_first ? 1024 + 2 * 262144 + 256 + REC(4, 2)
+		                                          : 1024 + 256 + 262144 + 256 + REC(5, 2));
+		FREE_ANALYSIS();
+	}
+	CHECK_EQ_I64(peak[1] - peak[0], 262144 - 256 - 700);
+}

@@ -24,11 +24,15 @@
 /* 2026-12-05, last: each parameter, buffer and gradient tensor's host bookkeeping and its optimizer state
  * (memory.c persistent_state, param_grads) moved the analytic memory (0.00437 -> 0.00141), the trees
  * through the memory features (memory 0.00070 -> 0.00054, time 0.1249 -> 0.1228). */
-#define EXPECT_ANALYTIC_MEM 0.00141375717564861
+/* 2026-12-05, later: the simulation's program order (memory.c base_order), 1.13's mean keeping its input, a
+ * max reduction's mask and a strided convolution input's copy moved the analytic memory (0.00141 -> 0.00123)
+ * and, through the memory features, the trees (memory 0.00054 -> 0.00037, time 0.12279 -> 0.12271). These
+ * three are the program's output on this fixture (a regression pin), not derived by hand. */
+#define EXPECT_ANALYTIC_MEM 0.00122758779698531
 /* 2026-12-05: the runtime columns of the feature vector (constant on these rows) moved XGBoost's column
  * sampling, and per-hardware fits borrow the all-rows rate of terms too few rows exercise. */
-#define EXPECT_MEM 0.000535353186224568
-#define EXPECT_TIME 0.12279287844446
+#define EXPECT_MEM 0.000368449050244473
+#define EXPECT_TIME 0.122709266117561
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
