@@ -153,7 +153,6 @@ int ab_shape_conv_transpose(ab_ctx *c)
 	return ab_set_out(c, 0, x->dtype, x->rank, dims);
 }
 
-/* Convolution: MACs = N × Cout × out_spatial × (Cin/group) × kernel (ConvTranspose: over the input). */
 /* Input k is made by a permutation of axes that moves any (a Transpose that is no identity), which PyTorch
  * runs as a strided view: a Conv1d over an embedding's x.transpose(1, 2) reads it so. */
 static int permuted_view(const ab_ctx *c, int k)
@@ -171,6 +170,7 @@ static int permuted_view(const ab_ctx *c, int k)
 	return 0;
 }
 
+/* Convolution: MACs = N × Cout × out_spatial × (Cin/group) × kernel (ConvTranspose: over the input). */
 int ab_cost_conv(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0), *wt = ab_in(c, 1), *y = out0(c);
