@@ -222,12 +222,24 @@ static int propagate(abacus_analysis *a, const ab_node *n, const abacus_layer *L
 			a->wm[n->out[o]] = (unsigned char)wm;
 	/* Channels-last activations: PyTorch keeps the strides a permute to NCHW leaves (convnext's blocks
 	 * end in one), and element-wise ops, normalisations and convolutions pass them on; a depthwise
-	 * convolution's backward holds far more for them (ab_cost_conv). */
+	 * convolution's backward holds far more for them (ab_cost_conv). A convolution (not a transposed one),
+	 * a pooling and a resize make their output in their input's memory format whatever its shape
+	 * (checked on PyTorch 1.13.1, /tmp/wt-mem2-probe/p_cl_conv.py: a 2×2/2 or 3×3 64 → 128 convolution,
+	 * max and average pooling, nearest upsampling of a permuted [1, 8, 8, 64] tensor give channels-last
+	 * outputs; ConvTranspose2d a contiguous one). So convnext's downsampling convolution hands its
+	 * stage's first depthwise convolution a channels-last input: its backward held the 256-weight buffer
+	 * (6,545,592 B for 128 channels of 7×7, 256·W = 6,422,528) that the simulation gave only to the
+	 * stage's later blocks (convnext_v2 3×64×64 batch 1 peaked there, 3.2 % above the simulation). */
 	int cl = 0;
+	int keeps_format = ((L->category == ABACUS_CAT_CONV || L->category == ABACUS_CAT_GROUPCONV) &&
+	                    !(ab_node_flags(n) & AB_OP_TRANSPOSED)) ||
+	                   L->category == ABACUS_CAT_POOL || L->category == ABACUS_CAT_RESIZE;
 	if (ab_node_flags(n) & AB_OP_PERMUTE) {
 		size_t np;
 		const int64_t *perm = ab_attr_ints(n, "perm", &np);
 		cl = perm && np == 4 && perm[0] == 0 && perm[1] == 3 && perm[2] == 1 && perm[3] == 2;
+	} else if (keeps_format) {
+		cl = n->n_in > 0 && n->in[0] >= 0 && a->cl[n->in[0]];
 	} else if (L->category == ABACUS_CAT_CONV || L->category == ABACUS_CAT_GROUPCONV ||
 	           L->category == ABACUS_CAT_BATCHNORM || L->category == ABACUS_CAT_RELU ||
 	           L->category == ABACUS_CAT_ACT || L->category == ABACUS_CAT_ADD || L->category == ABACUS_CAT_MUL ||

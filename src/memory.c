@@ -134,10 +134,145 @@ static int weight_view(const abacus_analysis *a, int t)
 	return a->g->tensors[t].is_param || (a->wl[t] && !a->wm[t]);
 }
 
-/* View layers (and ops that return their input, like a p = 0 Dropout) share their input's storage. */
-static int is_view(const abacus_analysis *a, size_t L)
+/* View layers (and ops that return their input, like a p = 0 Dropout) share their input's storage, unless
+ * the view is a reshape PyTorch has to copy (copies: reshape_copies, NULL for none). */
+static int is_view(const abacus_analysis *a, const unsigned char *copies, size_t L)
 {
-	return a->layer_view[L] == AB_LAYER_VIEW || a->layer_view[L] == AB_LAYER_FREE;
+	return (a->layer_view[L] == AB_LAYER_VIEW || a->layer_view[L] == AB_LAYER_FREE) && !(copies && copies[L]);
+}
+
+/* PyTorch's computeStride (aten/src/ATen/TensorUtils.cpp): the strides `ns` that view a tensor of shape `o`
+ * and strides `os` as shape `n`, or 0 where none can (reshape then copies). Old dimensions are taken in
+ * chunks laid out contiguously over one another; each chunk must be covered exactly by new dimensions. */
+static int compute_stride(const ab_shape *o, const int64_t *os, const ab_shape *n, int64_t *ns)
+{
+	if (o->numel == 0 || o->rank == 0) { /* nothing to lay out, or a scalar: any shape views it */
+		for (int d = 0; d < n->rank; d++)
+			ns[d] = 1;
+		return 1;
+	}
+	int vd = n->rank - 1;
+	int64_t base = os[o->rank - 1], tn = 1, vn = 1;
+	for (int td = o->rank - 1; td >= 0; td--) {
+		tn *= o->dims[td];
+		if (td == 0 || (o->dims[td - 1] != 1 && os[td - 1] != tn * base)) {
+			while (vd >= 0 && (vn < tn || n->dims[vd] == 1)) {
+				ns[vd] = vn * base;
+				vn *= n->dims[vd];
+				vd--;
+			}
+			if (vn != tn)
+				return 0;
+			if (td > 0) {
+				base = os[td - 1];
+				tn = vn = 1;
+			}
+		}
+	}
+	return vd == -1;
+}
+
+/* Layouts are followed for tensors up to this many elements, so that strides and their products in
+ * compute_stride stay within 64 bits. */
+#define AB_STRIDES_NUMEL_MAX ((int64_t)1 << 31)
+
+/* The strides of tensor t over its storage (elements), following its chain of views back to the kernel
+ * output, graph input or copying reshape that made the storage (contiguous); 0 where the chain holds a view
+ * whose layout is not followed. */
+static int view_strides(const abacus_analysis *a, const unsigned char *copies, int t, int64_t *st, int depth)
+{
+	const ab_shape *sh = &a->shapes[t];
+	int p = a->g->tensors[t].producer;
+	int L = p >= 0 ? a->node_layer[p] : -1;
+	if (!sh->known || sh->rank > ABACUS_MAX_RANK || sh->numel > AB_STRIDES_NUMEL_MAX)
+		return 0;
+	/* A recurrent layer's output is laid out by the exporter's glue (ONNX's [seq, dirs, batch, hidden],
+	 * transposed and reshaped back to what PyTorch's one kernel makes directly): not followed. */
+	if (L >= 0 && a->layers[L].category == ABACUS_CAT_RECURRENT)
+		return 0;
+	if (L < 0 || !is_view(a, copies, (size_t)L)) {
+		int64_t acc = 1;
+		for (int d = sh->rank - 1; d >= 0; d--) {
+			st[d] = acc;
+			acc *= sh->dims[d] > 0 ? sh->dims[d] : 1;
+		}
+		return 1;
+	}
+	const ab_node *n = &a->g->nodes[p];
+	const ab_opdef *def = ab_node_def(n);
+	int64_t in[ABACUS_MAX_RANK];
+	/* A kernel the runtime folds into its producer (a Linear's bias Add, runtime_torch_fusion.c) is the
+	 * storage of its activation input, laid out as it is. */
+	int src = n->n_in > 0 ? n->in[0] : -1, kind = def ? def->strides : AB_STRIDES_NONE;
+	if (def && !(def->flags & AB_OP_VIEW)) {
+		kind = AB_STRIDES_SAME;
+		for (int i = 0; i < n->n_in; i++)
+			if (n->in[i] >= 0 && !a->vals[n->in[i]] && !a->wl[n->in[i]]) {
+				src = n->in[i];
+				break;
+			}
+	}
+	if (kind == AB_STRIDES_NONE || depth > 16 || src < 0 || !view_strides(a, copies, src, in, depth + 1))
+		return 0;
+	const ab_shape *x = &a->shapes[src];
+	switch (kind) {
+	case AB_STRIDES_SAME:
+	case AB_STRIDES_SLICE: /* a range of an axis (step 1, as the exporter's chunks and splits are) */
+		if (x->rank != sh->rank)
+			return 0;
+		memcpy(st, in, (size_t)sh->rank * sizeof *st);
+		return 1;
+	case AB_STRIDES_PERMUTE: {
+		size_t np = 0;
+		const int64_t *perm = ab_attr_ints(n, "perm", &np);
+		if (x->rank != sh->rank || (perm && np != (size_t)sh->rank))
+			return 0;
+		for (int d = 0; d < sh->rank; d++) {
+			int64_t from = perm ? perm[d] : sh->rank - 1 - d;
+			if (from < 0 || from >= x->rank)
+				return 0;
+			st[d] = in[from];
+		}
+		return 1;
+	}
+	case AB_STRIDES_EXPAND: {
+		int off = sh->rank - x->rank;
+		if (off < 0)
+			return 0;
+		for (int d = 0; d < sh->rank; d++)
+			st[d] = d < off || (x->dims[d - off] == 1 && sh->dims[d] != 1) ? 0 : in[d - off];
+		return 1;
+	}
+	case AB_STRIDES_RESHAPE:
+		return compute_stride(x, in, sh, st);
+	}
+	return 0;
+}
+
+/* Which view layers are copies (1 per layer): under a runtime whose reshape copies (reshape_copies), a
+ * Reshape, Flatten, Squeeze or Unsqueeze of an activation whose strides no view of the new shape can express.
+ * PyTorch's reshape is view() where computeStride finds strides, else clone() into a tensor of its own, the
+ * input's storage then free once its other readers ran. nn.MultiheadAttention (1.13) splits its [L, N, 3E]
+ * in-projection into q, k and v along the last axis and views each as [L, N·heads, E/heads]: three copies,
+ * after which the projection dies; bmm keeps the copies of k and v. Measured 2026-12-05 with the allocator
+ * tracker (/tmp/wt-mem2-probe/p_ax.py, per aten op), axial_transformer 3×32×32 at batch 4: each attention's
+ * 786,432 B projection freed after the three 262,144 B clones; with the slices as views of it, the projection
+ * stayed until backward, one [L, N, E] more per attention than PyTorch keeps (the forward ended 1.43 MB, two
+ * such tensors per block, above the measured 16.82 MB). */
+static void reshape_copies(const abacus_analysis *a, unsigned char *copies)
+{
+	if (!a->rt->step.reshape_copies)
+		return;
+	for (size_t L = 0; L < a->n_layers; L++) {
+		const ab_node *n = &a->g->nodes[a->layer_node[L]];
+		const ab_opdef *def = ab_node_def(n);
+		int64_t in[ABACUS_MAX_RANK], out[ABACUS_MAX_RANK];
+		if (a->layer_view[L] != AB_LAYER_VIEW || !def || def->strides != AB_STRIDES_RESHAPE || n->n_in < 1 ||
+		    n->in[0] < 0 || n->n_out < 1 || n->out[0] < 0 || !is_activation(a, n->in[0]) ||
+		    !a->shapes[n->out[0]].known || !view_strides(a, copies, n->in[0], in, 0))
+			continue;
+		copies[L] = !compute_stride(&a->shapes[n->in[0]], in, &a->shapes[n->out[0]], out);
+	}
 }
 
 /* t is an intermediate of a decomposed operator (runtime_torch_fusion.c): the one kernel PyTorch runs never makes it. */
@@ -213,6 +348,7 @@ typedef struct storages {
 	unsigned char *grad;     /* its gradient is allocated */
 	unsigned char *gmean;    /* that gradient is a ReduceMean's, as it left it */
 	unsigned char *gstrided; /* that gradient is strided, a permuted view of a bmm's output */
+	unsigned char *copies;   /* per layer: a view layer that copies (reshape_copies); not owned */
 	int *gbuf, *gref, *pstamp; /* see sim */
 	unsigned char *reach;    /* per layer: a gradient reaches it (grad_reach); not owned */
 } storages;
@@ -313,7 +449,7 @@ static void storage_ids(const abacus_analysis *a, storages *st)
 	const abacus_graph *g = a->g;
 	for (size_t L = 0; L < a->n_layers; L++) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
-		if (!is_view(a, L))
+		if (!is_view(a, st->copies, L))
 			continue;
 		/* The storage a view shares: its first input that is not a constant or a weight (a bias Add
 		 * made a view, runtime_torch_fusion.c, may name the bias first), else its first. */
@@ -632,7 +768,7 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	int *sid = st->sid;
 	const ab_node *n = &g->nodes[a->layer_node[L]];
 	const ab_cost *k = &a->costs[L];
-	int view = is_view(a, L);
+	int view = is_view(a, st->copies, L);
 	/* Add hands its output's gradient unchanged to every input of the output's shape (AddBackward
 	 * returns the one tensor to both branches of a residual, no copy), Sub to its first: those
 	 * inputs' gradients share the output's buffer, which lives until the last of them is consumed.
@@ -716,8 +852,8 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	size_t *ord = ab_malloc((a->n_layers + 1) * sizeof *ord);
 	size_t *base = ab_malloc((a->n_layers + 1) * sizeof *base), *pos = ab_malloc((a->n_layers + 1) * sizeof *pos);
 	unsigned char *done = ab_calloc(a->n_layers + 1, 1), *reach = ab_calloc(a->n_layers + 1, 1);
-	unsigned char *gc = ab_calloc((size_t)g->n_tensors + 1, 1);
-	if (storages_alloc(&st, (size_t)g->n_tensors + 1) || !ord || !base || !pos || !done || !reach || !gc) {
+	unsigned char *gc = ab_calloc((size_t)g->n_tensors + 1, 1), *copies = ab_calloc(a->n_layers + 1, 1);
+	if (storages_alloc(&st, (size_t)g->n_tensors + 1) || !ord || !base || !pos || !done || !reach || !gc || !copies) {
 		storages_free(&st);
 		ab_free(ord);
 		ab_free(base);
@@ -725,13 +861,16 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		ab_free(done);
 		ab_free(reach);
 		ab_free(gc);
+		ab_free(copies);
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	}
 	st.reach = reach;
+	st.copies = copies;
 	abacus_memory *m = &a->mem;
 	memset(m, 0, sizeof *m);
 	int64_t max_param = persistent_state(a);
 	int ce = a->shapes[g->outputs[0]].rank == 2;
+	reshape_copies(a, copies);
 	storage_ids(a, &st);
 	sim s = { 0 };
 	s.gbuf = st.gbuf;
@@ -781,5 +920,6 @@ out:
 	ab_free(done);
 	ab_free(reach);
 	ab_free(gc);
+	ab_free(copies);
 	return rc;
 }

@@ -28,7 +28,7 @@
 	{ .name = nm, .cat = C(ELTWISE), .shape = ab_shape_broadcast, .fold = ab_fold_elementwise, .flags = AB_OP_NOGRAD, \
 	  .fwd_per_elem = 1, .scalar = &ab_sc_##sc, .out_dtype = AB_OUT_BOOL }
 /* Layout ops that are views in PyTorch. */
-#define VIEW(nm, sh, fd) { .name = nm, .cat = C(LAYOUT), .shape = sh, .fold = fd, .cost = ab_cost_move, .flags = AB_OP_VIEW }
+#define VIEW(nm, sh, fd, st) { .name = nm, .cat = C(LAYOUT), .shape = sh, .fold = fd, .cost = ab_cost_move, .flags = AB_OP_VIEW, .strides = st }
 
 const ab_opdef ab_ops[] = {
 	/* activations */
@@ -85,7 +85,7 @@ const ab_opdef ab_ops[] = {
 	{ .name = "Not", .cat = C(ELTWISE), .shape = ab_shape_unary, .fold = ab_fold_elementwise, .flags = AB_OP_NOGRAD, .fwd_per_elem = 1, .scalar = &ab_sc_not, .out_dtype = AB_OUT_BOOL },
 	{ .name = "IsNaN", .cat = C(ELTWISE), .shape = ab_shape_unary, .flags = AB_OP_NOGRAD, .fwd_per_elem = 1, .out_dtype = AB_OUT_BOOL },
 	{ .name = "IsInf", .cat = C(ELTWISE), .shape = ab_shape_unary, .flags = AB_OP_NOGRAD, .fwd_per_elem = 1, .out_dtype = AB_OUT_BOOL },
-	{ .name = "Identity", .cat = C(LAYOUT), .shape = ab_shape_unary, .fold = ab_fold_same_data, .cost = ab_cost_move, .flags = AB_OP_VIEW },
+	{ .name = "Identity", .cat = C(LAYOUT), .shape = ab_shape_unary, .fold = ab_fold_same_data, .cost = ab_cost_move, .flags = AB_OP_VIEW, .strides = AB_STRIDES_SAME },
 	/* binary and variadic */
 	BIF("Add", ADD, 1, 1, 0, 0, add, .grad_pass = ~0u),
 	BIF("Sub", ADD, 1, 1, 0, 0, sub, .grad_pass = 1u),
@@ -110,19 +110,19 @@ const ab_opdef ab_ops[] = {
 	UN("Softmax", SOFTMAX, 5, 4, 0, 1),
 	UN("LogSoftmax", SOFTMAX, 5, 4, 0, 1),
 	/* layout (views in PyTorch) */
-	VIEW("Reshape", ab_shape_reshape, ab_fold_same_data),
-	VIEW("Flatten", ab_shape_flatten, ab_fold_same_data),
-	VIEW("Squeeze", ab_shape_squeeze, ab_fold_same_data),
-	VIEW("Unsqueeze", ab_shape_unsqueeze, ab_fold_same_data),
-	{ .name = "Transpose", .cat = C(LAYOUT), .shape = ab_shape_transpose, .fold = ab_fold_transpose, .cost = ab_cost_move, .flags = AB_OP_VIEW | AB_OP_PERMUTE },
-	VIEW("Expand", ab_shape_expand, ab_fold_expand),
+	VIEW("Reshape", ab_shape_reshape, ab_fold_same_data, AB_STRIDES_RESHAPE),
+	VIEW("Flatten", ab_shape_flatten, ab_fold_same_data, AB_STRIDES_RESHAPE),
+	VIEW("Squeeze", ab_shape_squeeze, ab_fold_same_data, AB_STRIDES_RESHAPE),
+	VIEW("Unsqueeze", ab_shape_unsqueeze, ab_fold_same_data, AB_STRIDES_RESHAPE),
+	{ .name = "Transpose", .cat = C(LAYOUT), .shape = ab_shape_transpose, .fold = ab_fold_transpose, .cost = ab_cost_move, .flags = AB_OP_VIEW | AB_OP_PERMUTE, .strides = AB_STRIDES_PERMUTE },
+	VIEW("Expand", ab_shape_expand, ab_fold_expand, AB_STRIDES_EXPAND),
 	{ .name = "Tile", .cat = C(LAYOUT), .shape = ab_shape_tile, .fold = ab_fold_tile, .cost = ab_cost_move },
 	{ .name = "DepthToSpace", .cat = C(LAYOUT), .shape = ab_shape_depth_to_space, .cost = ab_cost_move },
 	{ .name = "SpaceToDepth", .cat = C(LAYOUT), .shape = ab_shape_space_to_depth, .cost = ab_cost_move },
 	/* joins and slices */
 	{ .name = "Concat", .cat = C(CONCAT), .shape = ab_shape_concat, .fold = ab_fold_concat, .cost = ab_cost_move },
-	{ .name = "Split", .cat = C(SPLIT), .shape = ab_shape_split, .cost = ab_cost_move, .flags = AB_OP_VIEW },
-	{ .name = "Slice", .cat = C(SPLIT), .shape = ab_shape_slice, .fold = ab_fold_slice, .cost = ab_cost_move, .flags = AB_OP_VIEW },
+	{ .name = "Split", .cat = C(SPLIT), .shape = ab_shape_split, .cost = ab_cost_move, .flags = AB_OP_VIEW, .strides = AB_STRIDES_SLICE },
+	{ .name = "Slice", .cat = C(SPLIT), .shape = ab_shape_slice, .fold = ab_fold_slice, .cost = ab_cost_move, .flags = AB_OP_VIEW, .strides = AB_STRIDES_SLICE },
 	{ .name = "Gather", .cat = C(SPLIT), .shape = ab_shape_gather, .fold = ab_fold_gather, .cost = ab_cost_gather, .flags = AB_OP_LOOKUP },
 	{ .name = "GatherND", .cat = C(SPLIT), .shape = ab_shape_gather_nd, .cost = ab_cost_gather },
 	{ .name = "OneHot", .cat = C(EMBEDDING), .shape = ab_shape_onehot, .cost = ab_cost_move, .flags = AB_OP_NOGRAD },
@@ -232,7 +232,7 @@ int ab_cost_table(ab_ctx *c, const ab_opdef *d, ab_cost *k)
 	/* Only tensors that carry data are saved; constants (e.g. a scalar divisor) are not activations. */
 	k->in_mask = d->save_in;
 	if (d->save_in == AB_SAVE_PRODUCT)
-		k->in_mask = (ab_in_rg(c, 1) ? 1u : 0u) | (ab_in_rg(c, 0) ? 2u : 0u);
+		k->in_mask = ab_product_in_mask(c);
 	else if (d->save_in == AB_SAVE_QUOTIENT)
 		k->in_mask = (ab_in_rg(c, 1) ? 1u : 0u) | (ab_in_rg(c, 0) || ab_in_rg(c, 1) ? 2u : 0u);
 	k->out_mask = d->save_out;

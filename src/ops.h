@@ -141,7 +141,15 @@ typedef struct ab_opdef {
 	                                         * (element-wise rule; CumSum's flipped and summed gradient) */
 	int bwd_select;                         /* a max or min reduction: its backward finds the selected
 	                                         * elements by a mask of the input's size (ab_cost_reduce) */
+	int strides;                            /* AB_STRIDES_*: how a view lays out its output over its
+	                                         * input's storage (memory.c reshape_copies) */
 } ab_opdef;
+
+/* ab_opdef.strides: a view's output strides from its input's. RESHAPE (Reshape, Flatten, Squeeze, Unsqueeze)
+ * is a view only where PyTorch's computeStride finds strides for the new shape, else a copy; PERMUTE permutes
+ * them (Transpose's perm); SLICE keeps them (Slice, Split: a range of one axis); EXPAND makes the broadcast
+ * axes' 0; SAME keeps them (Identity). NONE: not a view, or one whose layout is not followed. */
+enum { AB_STRIDES_NONE, AB_STRIDES_SAME, AB_STRIDES_RESHAPE, AB_STRIDES_PERMUTE, AB_STRIDES_SLICE, AB_STRIDES_EXPAND };
 
 extern const ab_opdef ab_ops[];
 extern const int ab_n_ops;
@@ -182,6 +190,17 @@ static inline int ab_in_cl(const ab_ctx *c, int k)
 static inline int ab_in_rg(const ab_ctx *c, int k)
 {
 	return ab_has_in(c, k) && c->rg && c->rg[c->n->in[k]];
+}
+/* What a product of inputs 0 and 1 keeps for backward: each operand for the other's gradient only (bit 0:
+ * input 0, kept where input 1 requires grad; bit 1: input 1, where input 0 does). PyTorch's autograd saves
+ * conditionally so for x * w and for every matrix product (mm, bmm, matmul, addmm, linear, einsum): measured
+ * 2026-12-05 with the allocator tracker (/tmp/wt-mem2-probe/p_mm_saved.py), what a product keeps once its
+ * operands' own references are gone: mm of A [256, 96] (98,304 B) and B [96, 128] (49,152 B) keeps 155,512
+ * with both requiring grad, 52,456 with A's alone (B), 101,576 with B's alone (A); bmm, matmul 3-D·2-D,
+ * 2-D·3-D and 4-D, addmm, linear and einsum "bij,bjk->bik" the same way. */
+static inline unsigned ab_product_in_mask(const ab_ctx *c)
+{
+	return (ab_in_rg(c, 1) ? 1u : 0u) | (ab_in_rg(c, 0) ? 2u : 0u);
 }
 /* Sets output k's shape (numel is computed and checked). */
 int ab_set_out(ab_ctx *c, int k, int dtype, int rank, const int64_t *dims);

@@ -296,7 +296,7 @@ int ab_cost_gemm(ab_ctx *c, ab_cost *k)
 		return OVF(c);
 	k->fwd = mm + (ab_has_in(c, 2) ? y->numel : 0);
 	k->bwd = (ab_in_rg(c, 0) ? mm : 0) + (ab_in_rg(c, 1) ? mm : 0) + (ab_in_rg(c, 2) ? y->numel : 0);
-	k->in_mask = 3;
+	k->in_mask = ab_product_in_mask(c); /* addmm keeps neither the bias nor an operand no gradient needs */
 	io_bytes(c, k);
 	return 0;
 }
@@ -337,7 +337,9 @@ int ab_cost_matmul(ab_ctx *c, ab_cost *k)
 		return OVF(c);
 	k->fwd = mm;
 	k->bwd = (ab_in_rg(c, 0) ? mm : 0) + (ab_in_rg(c, 1) ? mm : 0);
-	k->in_mask = 3;
+	/* A constant or buffer operand (dense_gnn's adjacency, A·H) needs no gradient, so H is not kept: a
+	 * [B, 256, 96] H per layer, 393,216 B at batch 4, that put dense_gnn L256 batch 4 +8.9 % high. */
+	k->in_mask = ab_product_in_mask(c);
 	io_bytes(c, k);
 	return 0;
 }
@@ -563,7 +565,7 @@ int ab_cost_einsum(ab_ctx *c, ab_cost *k)
 	for (int i = 0; i < c->n->n_in; i++)
 		if (ab_in_rg(c, i))
 			k->bwd += f;
-	k->in_mask = (1u << (c->n->n_in < 16 ? c->n->n_in : 16)) - 1;
+	k->in_mask = c->n->n_in == 2 ? ab_product_in_mask(c) : (1u << (c->n->n_in < 16 ? c->n->n_in : 16)) - 1;
 	/* Nothing summed ("blhd,blhe->blhde"): PyTorch's einsum multiplies the broadcast operands, and its
 	 * backward is a broadcasting product's (ab_broadcast_product_workspace). */
 	if (prod == out0(c)->numel)

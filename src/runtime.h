@@ -55,6 +55,10 @@ typedef struct ab_step_memory {
 	 * autograd engine runs the nodes in the reverse of the order they were made). 0: the graph's breadth-first
 	 * topological order (TensorFlow's dataflow executor, on tf2onnx's files). */
 	int program_order;
+	/* A reshape of a strided view (a slice of the last axis, a transpose) whose shape no strides can express
+	 * is a copy, a tensor of its own, as PyTorch's reshape makes it (1/0; memory.c reshape_copies). 0: every
+	 * reshape shares its input's storage. */
+	int reshape_copies;
 	int64_t node_bytes;   /* host memory of one operation's autograd record (a layer a gradient reaches),
 	                       * from its forward until the graph dies after the step */
 	int64_t handle_bytes; /* per activation a layer saves: its saved-tensor handle, to its backward */

@@ -172,6 +172,32 @@ static int kernel_dilated(const ab_conv_desc *cv)
 	return 0;
 }
 
+/* oneDNN's backward-weights pass reads the input in its blocked layout, so it reorders a copy of it whether
+ * or not the input's gradient is computed (where it is, the backward-data pass's blocked gradient takes the
+ * same place: blocked_bytes). Measured 2026-12-05 with the allocator tracker (/tmp/wt-mem2-probe/
+ * p_conv2d.py, p_conv2d_c.py, p_conv1d.py: batch 4, 3×3 and 5×5, stride 1 and 2, dense, grouped by 3 and
+ * 4, depthwise 3×3, 1-D), the backward's transient beyond the gradients it keeps, without the input's
+ * gradient: 64→64 3×3 on 32×32, 1,048,576 + 1,048,576 + 11,256 (output + input copies + a fixed part),
+ * the same as with it; 24→40 on 32×32, 786,432 + 524,288 + 32,312 (both padded to 16 channels). Below 16
+ * input channels a dense convolution takes oneDNN's first-layer kernels: with 1 to 3 (an image) they read
+ * the input as it is (3→32 on 32×32: the output's copy + 10,256, nothing input-sized), with 4 to 8 they
+ * copy it in blocks of 8 channels (8.0-8.3 channels' worth for 4, 5, 6, 7, 8), with 9 to 16 in blocks of 16
+ * (16.0-16.5). */
+#define AB_ONEDNN_PLAIN_INPUT_CHANNELS 3 /* a dense convolution reads up to this many input channels unreordered */
+#define AB_ONEDNN_SMALL_BLOCK_CHANNELS 8 /* ... and copies up to this many in one 8-channel block */
+static int64_t weights_pass_input_bytes(const ab_conv_desc *cv)
+{
+	const ab_shape *x = cv->x;
+	if (!cv->w_grad)
+		return 0;
+	if (cv->group != 1 || x->rank < 3 || x->dims[1] > AB_ONEDNN_SMALL_BLOCK_CHANNELS)
+		return blocked_bytes(x);
+	if (x->dims[1] <= AB_ONEDNN_PLAIN_INPUT_CHANNELS)
+		return 0;
+	double b = (double)bytes_of(x) / (double)x->dims[1] * AB_ONEDNN_SMALL_BLOCK_CHANNELS;
+	return b < AB_I64_DOUBLE_MAX ? (int64_t)b : INT64_MAX;
+}
+
 static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 {
 	double capped = cv->no_avx ? no_avx_workspace(cv, k) : -1;
@@ -181,7 +207,7 @@ static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 	}
 	if (cv->transpose || (k->slow_path & AB_SLOW_ONE_THREAD))
 		return;
-	k->bwd_workspace = blocked_bytes(cv->y) + (cv->x_grad ? blocked_bytes(cv->x) : 0);
+	k->bwd_workspace = blocked_bytes(cv->y) + (cv->x_grad ? blocked_bytes(cv->x) : weights_pass_input_bytes(cv));
 	/* Its weight gradient is made in oneDNN's own layout and reordered into PyTorch's: one weight-sized
 	 * buffer beside the new gradient, where the blocked copies are smaller (measured 2026-12-05 with the
 	 * allocator tracker, the backward's transient beyond what it keeps: 256→256 3×3 on 4×4 at batch 4,
@@ -513,7 +539,9 @@ static void torch113_saved(const ab_ctx *c, const ab_opdef *def, ab_cost *k)
  * without it); Adam's step holds two temporaries of the largest parameter. */
 const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.name = "torch-1.13.1",
-	.step = AB_TORCH_STEP_MEMORY,
+	/* reshape_copies: measured on 1.13's nn.MultiheadAttention (memory.c reshape_copies); 2.x runs attention
+	 * through other kernels, and its rows (conformer_small, gpt_small) came out 0.1-0.2 % lower with it. */
+	.step = { AB_TORCH_STEP_MEMORY_FIELDS, .reshape_copies = 1 },
 	/* BatchNorm's backward holds one input-sized buffer beside the input's gradient (the allocator tracker: a
 	 * peak of two input-sized tensors over what was live, one left after). Its CPU kernels (statistics,
 	 * normalisation and backward) loop over (sample, channel) rows and vectorise within a row's map; a map

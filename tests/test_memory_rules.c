@@ -597,8 +597,9 @@ void test_tensor_overhead_memory(void)
 /* A dilated depthwise convolution's backward holds 86,016 B beside an input-sized buffer however small
  * its map (oneDNN; runtime_torch_cpu.c). x is 4×8×5×5 (800 floats, 3,200 B) at batch 4, 3×3 kernels,
  * 8 groups, output 5×5. Dilated 2 (pads 2): 86,016 + 3,200 = 89,216. Undilated (pads 1): the blocked
- * copy of the output's gradient alone (x is a graph input, no gradient), 8 channels padded to 16:
- * 4×16×25×4 = 6,400 B. */
+ * copies of the output's gradient and of the input (x is a graph input, no gradient, but the
+ * backward-weights pass reorders it: weights_pass_input_bytes), 8 channels padded to 16 each:
+ * 2 · 4×16×25×4 = 12,800 B. */
 void test_dilated_depthwise_backward(void);
 void test_dilated_depthwise_backward(void)
 {
@@ -616,7 +617,7 @@ void test_dilated_depthwise_backward(void)
 		int L = layer_of(a, "Conv");
 		CHECK(L >= 0);
 		if (L >= 0)
-			CHECK_EQ_I64(a->costs[L].bwd_workspace, dil == 2 ? 89216 : 6400);
+			CHECK_EQ_I64(a->costs[L].bwd_workspace, dil == 2 ? 89216 : 12800);
 		FREE_ANALYSIS();
 	}
 }
@@ -791,4 +792,126 @@ void test_program_order(void)
 		FREE_ANALYSIS();
 	}
 	CHECK_EQ_I64(peak[1] - peak[0], 262144 - 256 - 700);
+}
+
+/* oneDNN's backward-weights pass copies its input into the blocked layout even when the input needs no
+ * gradient (runtime_torch_cpu.c weights_pass_input_bytes). A 3×3 (pads 1) C → 16 convolution on the graph's
+ * input [4, C, 8, 8] at batch 4: y [4, 16, 8, 8] = 16,384 B (16 channels, no padding); its weight's reorder
+ * 16·C·9·4 B (at most 13,824) is smaller than the copies. The input's copy is none for C = 3 (an image: the
+ * first-layer kernel reads it as it is), 8 channels' worth for C = 6 (4·8·64·4 = 8,192 B), 16 for C = 12
+ * (16,384 B) and 32 (padded to 16) for C = 24 (32,768 B). */
+void test_conv_weights_pass_input_copy(void);
+void test_conv_weights_pass_input_copy(void)
+{
+	const struct {
+		int64_t c, ws;
+	} cases[] = { { 3, 16384 }, { 6, 16384 + 8192 }, { 12, 16384 + 16384 }, { 24, 16384 + 32768 } };
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, cases[i].c, 8, 8));
+		tb_weight(m, "w", D(16, cases[i].c, 3, 3));
+		tb_node(m, "Conv", L("x", "w"), L("y"));
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_output(m, "y");
+		ANALYZE_OR_RETURN(m, 4);
+		CHECK(a->n_layers == 1);
+		if (a->n_layers == 1)
+			CHECK_EQ_I64(a->costs[0].bwd_workspace, cases[i].ws);
+		FREE_ANALYSIS();
+	}
+}
+
+/* A convolution makes its output in its input's memory format whatever its shape (analysis.c): convnext's
+ * downsampling 2×2/2 convolution on a permuted (channels-last) LayerNorm output hands the stage's first
+ * depthwise convolution a channels-last input. x [B, 8, 8, 16] → Transpose [0,3,1,2] → Relu (so the
+ * convolution's input needs a gradient) → Conv 16 → 32, 2×2 stride 2 → [B, 32, 4, 4] (half the input's
+ * elements) → depthwise 7×7 (pads 3) over 32 channels: W = 32·49·4 = 6,272 B, its backward holds 256·W =
+ * 1,605,632 B. From an NCHW input (no Transpose) the same depthwise convolution holds the blocked copies of
+ * its output's gradient and of its input's gradient: 2 · 2·32·16·4 = 8,192 B at batch 2, more than W. */
+void test_conv_keeps_channels_last(void);
+void test_conv_keeps_channels_last(void)
+{
+	for (int permuted = 0; permuted < 2; permuted++) {
+		tb_model *m = tb_new(14);
+		if (permuted) {
+			tb_input(m, "x", D(-1, 8, 8, 16));
+			tb_node(m, "Transpose", L("x"), L("t"));
+			tb_attr_ints(m, "perm", 4, (const int64_t[]){ 0, 3, 1, 2 });
+		} else {
+			tb_input(m, "t", D(-1, 16, 8, 8));
+		}
+		tb_weight(m, "wd", D(32, 16, 2, 2));
+		tb_weight(m, "w", D(32, 1, 7, 7));
+		tb_node(m, "Relu", L("t"), L("r"));
+		tb_node(m, "Conv", L("r", "wd"), L("d"));
+		tb_attr_ints(m, "strides", 2, (const int64_t[]){ 2, 2 });
+		tb_node(m, "Conv", L("d", "w"), L("y"));
+		tb_attr_int(m, "group", 32);
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 3, 3, 3, 3 });
+		tb_output(m, "y");
+		ANALYZE_OR_RETURN(m, 2);
+		size_t last = a->n_layers - 1;
+		CHECK(!strcmp(a->layers[last].op, "Conv"));
+		CHECK_EQ_I64(a->costs[last].bwd_workspace, permuted ? 256 * 6272 : 2 * 2 * 32 * 16 * 4);
+		FREE_ANALYSIS();
+	}
+}
+
+/* A matrix product keeps each operand only for the other's gradient (ops.h ab_product_in_mask): dense_gnn's
+ * A·H with A a fixed adjacency keeps nothing of H. x [2, 16, 8] (a graph input) · W [8, 8] → h [2, 16, 8]
+ * (1,024 B at batch 2); y = adj [16, 16] (a graph input: no gradient) · h; r = Relu(y), the output. What the
+ * forward keeps: Relu's output r (1,024 B, one handle); h is not kept (adj needs no gradient), nor x (an
+ * input) and W (a parameter) for the first product; three records (two MatMuls, the Relu): 1,024 + REC(3, 1).
+ * The second product's in_mask is bit 0 alone (adj, which is no activation). */
+void test_product_saves_for_other_operand(void);
+void test_product_saves_for_other_operand(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16, 8));
+	tb_input(m, "adj", D(16, 16));
+	tb_weight(m, "w", D(8, 8));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "MatMul", L("adj", "h"), L("y"));
+	tb_node(m, "Relu", L("y"), L("r"));
+	tb_output(m, "r");
+	ANALYZE_OR_RETURN(m, 2);
+	CHECK(a->n_layers == 3);
+	if (a->n_layers == 3)
+		CHECK(a->costs[1].in_mask == 1);
+	CHECK_EQ_I64(abacus_analysis_memory(a)->saved, 1024 + REC(3, 1));
+	FREE_ANALYSIS();
+}
+
+/* PyTorch 1.13's reshape of a strided view that no strides can express is a copy of its own (memory.c
+ * reshape_copies; 2.15's rows keep the view). p = x·W is [2, 4, 24] at batch 2 (768 B); q = p[:, :, 0:8] a
+ * slice of the last axis, strides (96, 24, 1); r = q reshaped to [2, 8, 4] merges the 4 rows with halves of
+ * the 8 columns, which no strides over p can do: a copy, 2·8·4·4 = 256 B. y = r·W2 keeps r (W2 needs a
+ * gradient). Under 1.13 the forward keeps the 256 B copy, p dying after the reshape; under 2.15 r is a view of
+ * p, whose 768 B stay. Records: MatMul, Slice, Reshape, MatMul (4 Nodes), one handle (r): REC(4, 1). */
+void test_reshape_copies_strided(void);
+void test_reshape_copies_strided(void)
+{
+	for (int v2 = 0; v2 < 2; v2++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 4, 24));
+		tb_weight(m, "w", D(24, 24));
+		tb_weight(m, "w2", D(4, 4));
+		tb_ints(m, "starts", 1, (const int64_t[]){ 0 });
+		tb_ints(m, "ends", 1, (const int64_t[]){ 8 });
+		tb_ints(m, "axes", 1, (const int64_t[]){ 2 });
+		tb_ints(m, "shape", 3, (const int64_t[]){ -1, 8, 4 });
+		tb_node(m, "MatMul", L("x", "w"), L("p"));
+		tb_node(m, "Slice", L("p", "starts", "ends", "axes"), L("q"));
+		tb_node(m, "Reshape", L("q", "shape"), L("r"));
+		tb_node(m, "MatMul", L("r", "w2"), L("y"));
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = analyze_rt(m, 2, v2 ? "torch-2.15.0" : NULL, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		CHECK_EQ_I64(abacus_analysis_memory(a)->saved, (v2 ? 768 : 256) + REC(4, 1));
+		FREE_ANALYSIS();
+	}
 }
