@@ -10,7 +10,9 @@
  * reverse: it allocates input gradients, parameter gradients (kept until the step), and frees each
  * layer's saved tensors and its outputs' gradients. The step then runs with all gradients live (Adam
  * makes two parameter-sized temporaries at a time), or, for a runtime whose Adam updates a parameter as soon
- * as its gradient exists (TensorFlow's), in each layer's backward. The peak and its breakdown are recorded at the
+ * as its gradient exists (TensorFlow's), in each layer's backward; TensorFlow's SGD also, with each parameter's
+ * momentum product made before the forward (step.sgd_momentum_early), and some layers' parameter gradients
+ * after the whole backward (weight_grad_late). The peak and its breakdown are recorded at the
  * moment the live total is largest.
  */
 #include <stdint.h>
@@ -36,6 +38,9 @@ typedef struct sim {
 	int64_t accum;         /* its transient bytes of parameter-gradient accumulation */
 	int eager;             /* each parameter is updated, and its gradient freed, in the backward that made it */
 	int64_t pnew, pnew_max; /* eager: the parameter gradients this layer made, in all and the largest */
+	int64_t pnew_data;     /* eager: their parameters' bytes (what their early momentum products hold) */
+	int64_t early;         /* SGD's momentum products made at the step's start, not yet consumed by an update */
+	int momentum_early;    /* the runtime's step.sgd_momentum_early applies (SGD) */
 } sim;
 
 static void touch(sim *s)
@@ -89,6 +94,7 @@ static void param_grads(const abacus_analysis *a, sim *s, unsigned char *grad, i
 			add(s, &s->pgrad, bytes(&a->shapes[t]) + a->rt->step.grad_tensor_bytes);
 			if (s->eager) { /* freed with its bookkeeping once the update has run */
 				s->pnew += bytes(&a->shapes[t]) + a->rt->step.grad_tensor_bytes;
+				s->pnew_data += bytes(&a->shapes[t]);
 				if (bytes(&a->shapes[t]) > s->pnew_max)
 					s->pnew_max = bytes(&a->shapes[t]);
 			}
@@ -721,7 +727,7 @@ static int read_before(const ab_node *n, const int *sid, int i)
  * what it saved, put mlp_mixer 0.9 → 2.9 % and a generated mixer 0.1 → 11 % high: a fused LayerNorm
  * releases its input at its kernel, which the simulation does at the pattern's first node.) */
 static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab_node *n, int view,
-                        unsigned pass_in, int o0, int fused, unsigned strided)
+                        unsigned pass_in, int o0, int fused, unsigned strided, int no_params)
 {
 	const int *sid = st->sid;
 	for (int i = 0; i < n->n_in; i++) {
@@ -729,7 +735,8 @@ static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab
 		if (t < 0 || !a->rg[t])
 			continue;
 		if (weight_view(a, t)) {
-			param_grads(a, s, st->grad, t, 0);
+			if (!no_params) /* else made later (weight_grads_late) */
+				param_grads(a, s, st->grad, t, 0);
 			continue;
 		}
 		if (fused_internal(a, t)) {
@@ -760,9 +767,13 @@ static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab
 	}
 }
 
+static void backward_release(const abacus_analysis *a, storages *st, sim *s, size_t L);
+
 /* Layer L's backward: its inputs' gradients made (or sharing its output's buffer), its kernel's
- * transient bytes, its output gradients consumed, what it saved released. */
-static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_t L)
+ * transient bytes, its output gradients consumed, what it saved released. A layer whose parameters'
+ * gradients the runtime makes after the whole backward (late: runtime.h weight_grad_late) makes only its
+ * inputs' gradients here and keeps its output's gradient and what it saved until weight_grads_late. */
+static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_t L, int late)
 {
 	const abacus_graph *g = a->g;
 	int *sid = st->sid;
@@ -784,10 +795,11 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	s->layer = (int)L;
 	s->consumer = !view && !(o0 >= 0 && a->wl[o0]);
 	s->accum = 0;
-	s->pnew = s->pnew_max = 0;
+	s->pnew = s->pnew_max = s->pnew_data = 0;
 	int64_t live_before = s->live; /* to learn the bytes of gradients this layer allocates */
 	if (st->reach[L])
-		input_grads(a, st, s, n, view, pass ? pass_in : 0, o0, a->layer_view[L] == AB_LAYER_FUSED, k->grad_strided);
+		input_grads(a, st, s, n, view, pass ? pass_in : 0, o0, a->layer_view[L] == AB_LAYER_FUSED, k->grad_strided,
+		            late);
 	/* A mean's backward divides its expanded gradient into a tensor laid out like the expansion, not
 	 * row-major; a matrix product reading it as its output's gradient copies it first (measured
 	 * here: Linear on 2-D and 3-D inputs, bmm, then mean over any dim: backward peaks at 2x the
@@ -807,15 +819,33 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	int64_t ws = a->layer_view[L] == AB_LAYER_FUSED || !st->reach[L] ? 0 : k->bwd_workspace;
 	add(s, NULL, ws + s->accum);
 	sub(s, NULL, ws + s->accum);
+	if (!late)
+		backward_release(a, st, s, L);
+}
+
+/* The rest of layer L's backward once its parameters' gradients exist: their eager update, its output's
+ * gradients consumed, what it saved released. */
+static void backward_release(const abacus_analysis *a, storages *st, sim *s, size_t L)
+{
+	int *sid = st->sid;
+	const ab_node *n = &a->g->nodes[a->layer_node[L]];
+	const ab_cost *k = &a->costs[L];
 	/* Eager updates (the runtime's adam_update_in_backward): the layer's parameters are updated as soon as
 	 * their gradients exist, while its output's gradient and saved tensors still are, one at a time with the
 	 * step's temporaries (the largest parameter's size); then their gradients are gone. (After the layer's
 	 * releases instead: the same dataset MRE within 0.1 %.) */
 	if (s->pnew) {
-		int64_t tmp = (int64_t)a->rt->step.adam_temporaries * s->pnew_max;
+		/* SGD's update meets the momentum product made at the step's start: nothing more; it becomes the new m
+		 * and the old m is freed, so the live bytes drop by the product too. */
+		int64_t tmp = s->momentum_early ? 0 : (int64_t)a->rt->step.adam_temporaries * s->pnew_max;
 		add(s, NULL, tmp);
 		sub(s, NULL, tmp);
 		sub(s, &s->pgrad, s->pnew);
+		if (s->momentum_early) {
+			int64_t d = s->pnew_data < s->early ? s->pnew_data : s->early;
+			sub(s, NULL, d);
+			s->early -= d;
+		}
 	}
 	/* Output gradients are consumed (views pass theirs on to the base). */
 	for (int o = 0; o < n->n_out; o++) {
@@ -841,6 +871,33 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	}
 }
 
+/* The parameter gradients the runtime makes after the whole backward (runtime.h weight_grad_late), in the
+ * order the forward ran their layers: each layer's parameters' gradients, their update, then its output's
+ * gradient and what it saved are released (backward_release). late[L]: backward_layer left layer L's for now.
+ * The layer's backward kernel's transient bytes stay where backward_layer charged them (TensorFlow's 5×5
+ * depthwise filter copies belong to the filter gradient, but charged here the dataset's TF memory MRE went
+ * from 3.21 to 3.66 %: runtime_tf_cpu.c tf_weight_grad_late). */
+static void weight_grads_late(const abacus_analysis *a, storages *st, sim *s, const size_t *ord,
+                              const unsigned char *late)
+{
+	for (size_t j = 0; j < a->n_layers; j++) {
+		size_t L = ord[j];
+		if (!late[L])
+			continue;
+		const ab_node *n = &a->g->nodes[a->layer_node[L]];
+		s->layer = (int)L;
+		s->consumer = 1;
+		s->accum = 0;
+		s->pnew = s->pnew_max = s->pnew_data = 0;
+		for (int i = 0; i < n->n_in; i++)
+			if (n->in[i] >= 0 && a->rg[n->in[i]] && weight_view(a, n->in[i]))
+				param_grads(a, s, st->grad, n->in[i], 0);
+		add(s, NULL, s->accum);
+		sub(s, NULL, s->accum);
+		backward_release(a, st, s, L);
+	}
+}
+
 /* The simulation in its phases: persistent state, storage ids, forward, the loss, backward layer by layer
  * in reverse, the optimizer step. The peak of what is live beyond the persistent state, and what it is
  * made of, give the breakdown. */
@@ -853,7 +910,9 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	size_t *base = ab_malloc((a->n_layers + 1) * sizeof *base), *pos = ab_malloc((a->n_layers + 1) * sizeof *pos);
 	unsigned char *done = ab_calloc(a->n_layers + 1, 1), *reach = ab_calloc(a->n_layers + 1, 1);
 	unsigned char *gc = ab_calloc((size_t)g->n_tensors + 1, 1), *copies = ab_calloc(a->n_layers + 1, 1);
-	if (storages_alloc(&st, (size_t)g->n_tensors + 1) || !ord || !base || !pos || !done || !reach || !gc || !copies) {
+	unsigned char *late = ab_calloc(a->n_layers + 1, 1);
+	if (storages_alloc(&st, (size_t)g->n_tensors + 1) || !ord || !base || !pos || !done || !reach || !gc || !copies ||
+	    !late) {
 		storages_free(&st);
 		ab_free(ord);
 		ab_free(base);
@@ -862,6 +921,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		ab_free(reach);
 		ab_free(gc);
 		ab_free(copies);
+		ab_free(late);
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	}
 	st.reach = reach;
@@ -878,27 +938,39 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	s.pstamp = st.pstamp;
 	s.layer = -1;
 	s.eager = a->cfg.optimizer == ABACUS_OPT_ADAM && a->rt->step.adam_update_in_backward;
+	s.momentum_early = a->cfg.optimizer == ABACUS_OPT_SGD && a->rt->step.sgd_momentum_early;
+	s.eager |= s.momentum_early;
 	base_order(a, base, pos);
 	layer_order(a, base, done, ord);
 	grad_reach(a, ord, reach, gc);
+	/* SGD's momentum products (step.sgd_momentum_early): one per parameter, from before the forward. */
+	if (s.momentum_early) {
+		s.early = m->weights;
+		add(&s, NULL, s.early);
+	}
 	forward_pass(a, &st, &s, ord);
-	loss_forward(a, &st, &s, ce);
-	m->saved = s.saved + s.extra;
-	loss_backward(a, &st, &s, ce);
-	for (size_t j = a->n_layers; j-- > 0;)
-		backward_layer(a, &st, &s, ord[j]);
-	/* What the runtime holds at the end of backward, with the gradients live then (runtime.h backward_end_bytes). */
-	if (a->rt->backward_end_bytes) {
-		int64_t x = a->rt->backward_end_bytes(a);
+	/* What the runtime holds once the forward has run, with its saved tensors live (runtime.h forward_end_bytes). */
+	if (a->rt->forward_end_bytes) {
+		int64_t x = a->rt->forward_end_bytes(a);
 		add(&s, NULL, x);
 		sub(&s, NULL, x);
 	}
+	loss_forward(a, &st, &s, ce);
+	m->saved = s.saved + s.extra;
+	loss_backward(a, &st, &s, ce);
+	for (size_t j = a->n_layers; j-- > 0;) {
+		size_t L = ord[j];
+		late[L] = a->rt->weight_grad_late && reach[L] && a->rt->weight_grad_late(a, L);
+		backward_layer(a, &st, &s, L, late[L]);
+	}
+	weight_grads_late(a, &st, &s, ord, late);
 	/* ---- optimizer step: all gradients live, plus the runtime's temporaries (Adam's; TF's SGD's too) ---- */
 	const ab_step_memory *rt = &a->rt->step;
 	int64_t step_live = s.pgrad + (a->cfg.optimizer == ABACUS_OPT_ADAM ? rt->adam_temporaries : rt->sgd_temporaries) * max_param;
 	/* Updated in backward: only the parameters no layer's backward reached are left (none, as a rule). */
 	if (s.eager)
-		step_live = s.pgrad ? s.pgrad + rt->adam_temporaries * max_param : 0;
+		step_live = s.pgrad ? s.pgrad + (s.momentum_early ? 0 : rt->adam_temporaries * max_param) : 0;
+	step_live += s.early; /* the momentum products of parameters no backward updated */
 	/* The loss tensor, and with it the graph's records (graph_bytes), lives until the step returns. */
 	s.live = step_live + (ce || !rt->mse_keeps_error ? 0 : a->loss_bytes) + s.graph;
 	s.saved = 0;
@@ -921,5 +993,6 @@ out:
 	ab_free(reach);
 	ab_free(gc);
 	ab_free(copies);
+	ab_free(late);
 	return rc;
 }

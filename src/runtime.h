@@ -46,6 +46,12 @@ typedef struct ab_step_memory {
 	 * gradient (TensorFlow's dataflow executor; 1/0): its temporaries meet that one gradient, not all of
 	 * them. 0: the step runs after backward with every gradient live (PyTorch). */
 	int adam_update_in_backward;
+	/* SGD with momentum as Keras 3 writes it (m ← m·momentum − g·lr; w ← w + m) under a dataflow executor (1/0):
+	 * m·momentum reads no gradient, so every parameter's product is made when the step starts, a parameter-sized
+	 * tensor live until that parameter's update, and the update runs as soon as its gradient exists, in the
+	 * backward that made it, freeing the gradient and the old m (TensorFlow's; runtime_tf_cpu.c). 0: the step
+	 * runs after backward with sgd_temporaries (PyTorch's, in place). */
+	int sgd_momentum_early;
 	/* A weight's later gradient made by an embedding lookup's backward (Gather) is added into the earlier
 	 * one in place (1/0): one weight-sized buffer beside the sum for the moment, not two (memory.c
 	 * param_grads). PyTorch 2.15's; 1.13 sums out of place whatever the reader. */
@@ -122,10 +128,14 @@ typedef struct ab_runtime {
 	 * whose size follows the graph's variables and layers. NULL: nothing (PyTorch's bookkeeping is left to the
 	 * learned correction). */
 	int64_t (*state_bytes)(const abacus_analysis *a);
-	/* Transient bytes the runtime holds once the last layer's backward has run, with every gradient still live
-	 * then and before the optimizer step's temporaries (memory.c): TensorFlow's XLA-compiled grouped
+	/* Transient bytes the runtime holds once the forward has run, with its saved tensors (and TensorFlow's SGD
+	 * momentum products, step.sgd_momentum_early) live (memory.c): TensorFlow's XLA-compiled grouped
 	 * convolutions' dense filters (runtime_tf_cpu.c). NULL: nothing. */
-	int64_t (*backward_end_bytes)(const abacus_analysis *a);
+	int64_t (*forward_end_bytes)(const abacus_analysis *a);
+	/* Layer L's parameter gradients are made after the whole backward, in the forward's order, and the layer
+	 * keeps its output's gradient and what it saved until then (1/0; memory.c weight_grads_late): TensorFlow's
+	 * executor leaves a bias-less convolution's filter gradient for last (runtime_tf_cpu.c). NULL: none. */
+	int (*weight_grad_late)(const abacus_analysis *a, size_t L);
 	/* The analytic time terms of an analysed configuration on `threads` threads. */
 	void (*time_terms)(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
 	/* Layer i's part of the time base under the coefficients c (seconds per unit of each term). */

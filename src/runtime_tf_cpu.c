@@ -14,6 +14,17 @@
  *   2048 → 4096 (33.6 MB of weights) peaked 69.3-70.5 MB above its persistent state at batch 4 to 64
  *   (its gradients and 35.7-36.9 MB more); PyTorch's rule (in place) said 33.6. Its Adam: 67.4-68.2, one
  *   temporary too, where PyTorch's makes two. sgd_temporaries = adam_temporaries = 1.
+ * - SGD's momentum products from the step's start (step.sgd_momentum_early): that temporary is m·momentum,
+ *   which reads no gradient; the executor makes it for every variable before the forward (the profiler's
+ *   kernel order, 2026-12-05: every sgd/Mul of a momentum slot ran before the first convolution) and the
+ *   variable's update, run as soon as its gradient exists, consumes it. Every variable's product is live
+ *   through the forward and each until its update. Three Dense layers (16.8, 33.6, 8.2 MB) under SGD at batch
+ *   4 peaked 85.1 MB above their persistent state, 84.1 with this rule, 92.1 with every gradient and one
+ *   temporary at a step after backward; two (mlp2) 34.7-34.9, 33.6-33.7 with it, 41.8 before ("not steady"
+ *   in docs/COSTS.md's first table was this); sixteen 3×3 convolutions with batch norms (16×16, 64-128
+ *   channels, batch 1 / 4 / 16) −7.7 / −6.6 / −5.7 % of the peak before, −0.7 / +3.4 / −0.2 % now
+ *   (docs/COSTS.md, "SGD's momentum products and the executor's order").
+ * - Bias-less convolutions' filter gradients after the backward (tf_weight_grad_late).
  * - Adam's step in backward (adam_update_in_backward): the executor runs a variable's Adam update as soon as
  *   its gradient exists and frees it, so its temporary meets that gradient alone. Dense 1024 → 1024 → 1024
  *   → 8192 (4.2, 4.2, 33.6 MB) peaked 67.3-67.8 MB above its persistent state under Adam (the 33.6 MB
@@ -43,8 +54,8 @@
  *   held 108.5 MB of transient memory (32 iterations' 113.2), a GRU(128) 10.2 (9.4) and no more over 128
  *   steps. Not steady (between a few iterations' worth and all 32 between batches and processes), never above
  *   that bound in 34 configurations; the simulation holds the bound. PyTorch's other recurrent costs kept.
- * - XLA's grouped convolutions (tf_xla_dense_filter), DepthwiseConv2D beyond 3×3 (TF_DW_FILTER_COPIES, in
- *   tf_saved) and shapes seen once (tf_distinct_bytes): below.
+ * - XLA's grouped convolutions (tf_xla_dense_filter, held at the end of the forward), DepthwiseConv2D beyond
+ *   3×3 (TF_DW_FILTER_COPIES, in tf_saved) and shapes seen once (tf_distinct_bytes): below.
  * - MSE keeps two more output-sized tensors between steps (tf_mse_bytes).
  * - The traced step's state between steps (tf_state_bytes, counted with the buffers): 1.5-3.5 MB on the
  *   single-layer models (7.5 MB with the LSTM), 68-330 MB on the zoo's CNNs with many layers; measured on
@@ -221,10 +232,14 @@ static void tf_mark_fused(abacus_analysis *a)
  *   batch 1 and 4, on a 1×1 and an 8×8 map, under SGD and Adam: two dense [7, 7, 768, 768] filters
  *   (2 · 115.6 MB = 231.2); 96 channels in 96 groups 3.8 (2 · 1.8 = 3.6), in 2 groups 3.7 (the same dense
  *   filter). With several such convolutions only the largest counts (three of 768: 232.0-234.6 MB);
- * - it is held when every gradient the backward made is live, before SGD's temporaries: three ConvNeXt
- *   blocks of 768 (56.6 MB of weights) peaked 289.7 MB above their persistent state under SGD (231.2 + the
- *   gradients 56.6 + 1.9), also with the grouped convolution after the Dense layers, whose backward runs
- *   first (288.9), and 232.5 under Adam, whose updates free the gradients in backward;
+ * - it is held before any variable's update has run: three ConvNeXt blocks of 768 (56.6 MB of weights) peaked
+ *   289.7 MB above their persistent state under SGD (231.2 + 56.6 + 1.9: every variable's momentum product,
+ *   step.sgd_momentum_early, which the profiler shows the Dense layers' updates consuming in their own
+ *   backward, before the grouped convolutions'), also with the grouped convolution after the Dense layers
+ *   (288.9), and 232.5 under Adam, which makes no product. The simulation holds the pair at the end of the
+ *   forward (runtime.h forward_end_bytes), with every product and the forward's saved tensors: convnext_tiny's
+ *   Adam rows at 32×32 measured 237.7 and 248.8 MB at batch 1 and 4 against 231.2 when held at the end of the
+ *   backward, 235.3 and 247.7 now;
  * - the compiled function stays between steps: 790 KB of persistent state per such convolution beyond a
  *   grouped convolution's 17 KB (12 against 1 of 96 channels: 775 KB each at batch 1, 800 at batch 4).
  * The ONNX Conv does not say which Keras layer it was; the kernel's layout does: a Conv2D's variable is
@@ -243,8 +258,8 @@ static int64_t tf_xla_dense_filter(const abacus_analysis *a, size_t i)
 	return b;
 }
 
-/* The end of backward (runtime.h backward_end_bytes): two dense filters of the largest XLA grouped convolution. */
-static int64_t tf_backward_end_bytes(const abacus_analysis *a)
+/* The end of the forward (runtime.h forward_end_bytes): two dense filters of the largest XLA grouped convolution. */
+static int64_t tf_forward_end_bytes(const abacus_analysis *a)
 {
 	int64_t max = 0;
 	for (size_t i = 0; i < a->n_layers; i++) {
@@ -252,6 +267,43 @@ static int64_t tf_backward_end_bytes(const abacus_analysis *a)
 		max = b > max ? b : max;
 	}
 	return max > INT64_MAX / 2 ? INT64_MAX : 2 * max; /* (saturated: memory.c reports the overflow) */
+}
+
+/* TensorFlow's executor (one inter-op thread) runs a ready node inline only if it is the last expensive one its
+ * producer made ready; the others go to the thread pool's queue, which that thread reaches once the inline chain
+ * ends, last queued first (executor.cc ScheduleReady). A bias-less convolution's gradients, Conv2DBackpropInput
+ * and Conv2DBackpropFilter (DepthwiseConv2dNative's the same), are both made ready by its output's gradient, and
+ * the input's gradient is the one run inline: the chain of input gradients runs down the network, and the filter
+ * gradients, each with its variable's update behind it, run after it, the first layer's first. Until then the
+ * layer's input (the filter gradient reads it), its output's gradient and, under SGD, its momentum product
+ * (sgd_momentum_early) stay live. With a bias the oneDNN rewrite fuses the bias's gradient into the filter's
+ * (_MklNativeConv2DBackpropFilterWithBias), which runs inline, in the layer's backward. Measured 2026-12-05 with
+ * the TensorFlow profiler's kernel order (SGD; tf_memory_rules.py's environment): of the filter gradients of
+ * bias-less convolutions that also make an input gradient, DenseNet121 (32×32) ran 110 of 119 (batch 1) and 111
+ * (batch 4) after the last input gradient, MobileNetV2 39 of 51, EfficientNetV2B0 34 of 58 (16 more after their
+ * own input gradient), MobileNetV3Small 7 of 33 (20 more after their own); of those with a bias, ResNet50 1 of
+ * 52 (1 more after its own), EfficientNetV2B0's squeeze-excite convolutions 0 of 32, MobileNetV3Small's 1 of 20. Not steady: four 3×3
+ * convolutions of 64 channels on 16×16 (no bias) left 3 of 3 for last at batch 1 and 4, none at 16. Their
+ * transient memory (measured; simulated with this rule, without): batch 4 3.08 MB (2.67, 2.33), batch 16 6.20
+ * (9.75, 7.05); sixteen such convolutions at batch 16 36.3 (34.9, 21.4); over 31 configurations of such stacks
+ * (4 or 16 layers, 64 channels or 68-128, with and without batch norm, batch 1-16, SGD and Adam) the peak's MRE
+ * went from 6.87 to 6.77 % (9.57 % before sgd_momentum_early), over the dataset's TensorFlow rows from 3.23 to
+ * 3.21 %. The 5×5 depthwise filter copies (TF_DW_FILTER_COPIES) belong to the filter gradient (a
+ * DepthwiseConv2D on the graph input, which makes no input gradient, held them: 14.99 MB measured, 14.90
+ * simulated; a frozen one none), but stay at the layer's backward in the simulation: charged with the late
+ * filter gradient the dataset's TensorFlow MRE went to 3.66 %. XLA's grouped convolutions (with a bias, in a
+ * function of their own) are never late. */
+static int tf_weight_grad_late(const abacus_analysis *a, size_t L)
+{
+	const ab_node *n = &a->g->nodes[a->layer_node[L]];
+	int cat = a->layers[L].category;
+	if (strcmp(n->op, "Conv") || (cat != ABACUS_CAT_CONV && cat != ABACUS_CAT_GROUPCONV))
+		return 0;
+	if (n->n_in >= 3 && n->in[2] >= 0)
+		return 0; /* a bias: the fused filter gradient runs inline */
+	if (cat == ABACUS_CAT_GROUPCONV && tf_grouped_kind(a->g, a->shapes, n) == TF_GROUPED_XLA)
+		return 0;
+	return n->n_in > 0 && n->in[0] >= 0 && a->rg[n->in[0]] && !a->g->tensors[n->in[0]].is_param;
 }
 
 /* t is a buffer (a moving statistic), or a few ops made it from one (the variance reshaped, plus ε). */
@@ -429,9 +481,11 @@ static int64_t tf_state_bytes(const abacus_analysis *a)
 const ab_runtime ab_runtime_tf_2_21_cpu = {
 	.name = "tf-2.21.0",
 	/* Cross-entropy and MSE around the loss: PyTorch's counts until measured otherwise (the logits
-	 * measurements of docs/COSTS.md are within 8 % of the simulation's slope per sample with them). */
+	 * measurements of docs/COSTS.md are within 8 % of the simulation's slope per sample with them). SGD's
+	 * temporary is its momentum product (sgd_momentum_early), which replaces the step's sgd_temporaries. */
 	.step = { .ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1,
-	          .adam_temporaries = 1, .sgd_temporaries = 1, .adam_update_in_backward = 1 },
+	          .adam_temporaries = 1, .sgd_temporaries = 1, .adam_update_in_backward = 1,
+	          .sgd_momentum_early = 1 },
 	.bn_backward_buffers = 1,
 	/* Unvectorised small batch-norm maps are PyTorch's kernel's; TensorFlow's unfused ops have none. */
 	.bn_scalar_map_min = 0,
@@ -447,7 +501,8 @@ const ab_runtime ab_runtime_tf_2_21_cpu = {
 	.act_ns = AB_TORCH_ARITH_NS,
 	.mark_fused = tf_mark_fused,
 	.state_bytes = tf_state_bytes,
-	.backward_end_bytes = tf_backward_end_bytes,
+	.forward_end_bytes = tf_forward_end_bytes,
+	.weight_grad_late = tf_weight_grad_late,
 	.time_terms = ab_torch_time_terms,
 	.layer_time = ab_torch_layer_time,
 };

@@ -73,11 +73,12 @@ static tb_model *big_linear(void)
 	return m;
 }
 
-/* The optimizer step: Keras 3's SGD with momentum makes one temporary the size of the largest variable
- * (PyTorch's updates in place: none), its Adam one (PyTorch's two). w is 1024·1024·4 = 4,194,304 bytes and
- * the step is the peak on TensorFlow's SGD: above the persistent state, w's gradient and one temporary,
- * 8,388,608; its Adam updates w in the MatMul's backward (test_tf_adam_update_in_backward), where y's gradient
- * (1,024 · 4 = 4,096 bytes) is still live: 8,392,704. PyTorch's Adam step holds w's gradient and two,
+/* The optimizer step: Keras 3's SGD with momentum makes one temporary the size of each variable
+ * (PyTorch's updates in place: none), its Adam one (PyTorch's two). w is 1024·1024·4 = 4,194,304 bytes.
+ * TensorFlow's SGD makes w's temporary, m·momentum, when the step starts (test_tf_sgd_momentum_early) and
+ * updates w in the MatMul's backward, where y's gradient (1,024 · 4 = 4,096 bytes) is still live: above the
+ * persistent state the temporary, w's gradient and y's, 8,392,704; its Adam updates w there too
+ * (test_tf_adam_update_in_backward), with one temporary beside the gradient: 8,392,704. PyTorch's Adam step holds w's gradient and two,
  * 12,582,912, the MatMul's autograd Node (tests.h REC), which lives until the step returns (it saves no
  * activation: x is a graph input), and w's gradient's host memory (tests.h TENS); TensorFlow keeps neither.
  * (PyTorch's SGD peak is in backward, where the weight's gradient meets the loss's buffers.) Persistent
@@ -91,7 +92,7 @@ void test_tf_step_temporaries(void)
 	 * MatMul under SGD, 509,000 for w under Adam), the persistent state is PyTorch's, less PyTorch's host
 	 * memory per tensor (tests.h TENS): w's and its optimizer state's. */
 	CHECK_EQ_I64(tf.persistent - pt.persistent, 1389000 - TENS(1, 0, 0, TENS_SGD));
-	CHECK_EQ_I64(tf.peak - tf.persistent, 8388608);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 8392704);
 	CHECK(pt.peak - pt.persistent < 8388608);
 	BOTH(big_linear, 1, 1, pt, tf);
 	CHECK_EQ_I64(tf.persistent - pt.persistent, 1639000 - TENS(1, 0, 0, TENS_ADAM));
@@ -148,12 +149,13 @@ void test_tf_pool_saved(void)
 
 /* x [8, 16, 8, 8] → Conv → Relu → GAP, the output [8, 32, 1, 1] (1,024 bytes) under MSE, whose error (1,024)
  * lives until the step. A [8, 32, 8, 8] map is 65,536 bytes, the conv's weight 32·16·9·4 = 18,432. Above the
- * persistent state:
+ * persistent state, with TensorFlow's SGD momentum product of the weight (18,432, live from the step's start
+ * to the weight's update: test_tf_sgd_momentum_early):
  * - without the Relu (TensorFlow): the conv's backward holds the pool's gradient (one map), its weight's
- *   gradient and the error: 65,536 + 18,432 + 1,024 = 84,992;
+ *   gradient, the error and the product: 65,536 + 18,432 + 1,024 + 18,432 = 103,424;
  * - with it, at the pool's backward, the ReLU's saved output, the pool's input gradient, the pool's output
- *   gradient and the error: 65,536 + 65,536 + 1,024 + 1,024 = 133,120 on TensorFlow, whose ReluGrad then
- *   writes the conv's output gradient into the ReLU's (in place);
+ *   gradient, the error and the product: 65,536 + 65,536 + 1,024 + 1,024 + 18,432 = 151,552 on TensorFlow,
+ *   whose ReluGrad then writes the conv's output gradient into the ReLU's (in place);
  * - PyTorch's ReLU backward makes a fresh one beside them (the pool's output gradient already freed):
  *   3 · 65,536 + 1,024 = 197,632, with its autograd records (tests.h REC): the Nodes of the conv, the ReLU and
  *   the pool, and the ReLU's handle on its output (released after its backward; the pool's went with its
@@ -177,8 +179,8 @@ void test_tf_activation_grad_in_place(void)
 	abacus_memory pt0, tf0, pt1, tf1;
 	BOTH(conv_gap, 8, 0, pt0, tf0);
 	BOTH(conv_relu_gap, 8, 0, pt1, tf1);
-	CHECK_EQ_I64(tf0.peak - tf0.persistent, 84992);
-	CHECK_EQ_I64(tf1.peak - tf1.persistent, 133120);
+	CHECK_EQ_I64(tf0.peak - tf0.persistent, 103424);
+	CHECK_EQ_I64(tf1.peak - tf1.persistent, 151552);
 	CHECK_EQ_I64(pt1.peak - pt1.persistent, 197632 + REC(3, 1));
 }
 
@@ -243,9 +245,12 @@ static tb_model *two_linears(void)
 }
 
 /* TensorFlow's Adam updates each variable as soon as its gradient exists and frees it (adam_update_in_backward);
- * its SGD, and PyTorch's step, wait for all of them. At batch 1, above the persistent state:
- * - SGD: the step, both gradients (4,194,304 + 1,048,576) and one temporary of the largest, 4,194,304:
- *   9,437,184.
+ * so does its SGD (sgd_momentum_early); PyTorch's step waits for all of them. At batch 1, above the persistent
+ * state:
+ * - SGD: both momentum products from the step's start (4,194,304 + 1,048,576 = 5,242,880); y's backward makes
+ *   w2's gradient (1,048,576) and h's (4,096) beside y's (1,024) and h (4,096): 6,300,672; w2's update frees
+ *   its gradient and product; then w1's gradient (4,194,304) with w1's product and h's gradient: 8,392,704.
+ *   Holding both gradients to the step with one temporary of the largest would have been 9,437,184.
  * - Adam: w2 is updated in y's backward (1,048,576 and a temporary as large, with y's gradient of 1,024 bytes
  *   and h saved, 4,096: 2,102,272) and gone; then w1's gradient and its temporary, 8,388,608, with h's
  *   gradient (4,096) not yet consumed: 8,392,704. All at once it would have been 9,437,184 as SGD's. */
@@ -254,7 +259,7 @@ void test_tf_adam_update_in_backward(void)
 {
 	abacus_memory pt, tf;
 	BOTH(two_linears, 1, 0, pt, tf);
-	CHECK_EQ_I64(tf.peak - tf.persistent, 9437184);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 8392704);
 	BOTH(two_linears, 1, 1, pt, tf);
 	CHECK_EQ_I64(tf.peak - tf.persistent, 8392704);
 	CHECK_EQ_I64(tf.gradients, 4194304);
@@ -288,11 +293,12 @@ static tb_model *grouped_conv_xla(void) { return grouped_conv(1); }
 static tb_model *grouped_conv_depthwise(void) { return grouped_conv(0); }
 
 /* XLA's grouped convolution (runtime_tf_cpu.c tf_xla_dense_filter): two dense 7 · 7 · 64 · 64 filters,
- * 2 · 802,816 = 1,605,632 bytes, at the end of backward, with what is live then. At batch 1 under SGD that is
- * the kernel's gradient (7 · 7 · 64 · 4 = 12,544) and MSE's error (64 · 4 = 256): 1,618,432 above the
- * persistent state. The depthwise layout's peak is its backward (test_tf_depthwise_filter_copies): the
- * output's gradient (64 · 2 · 2 · 4 = 1,024), the kernel's, the error and 256 copies of the kernel
- * (3,211,264): 3,225,088. Under Adam the gradient is gone by then (test_tf_adam_update_in_backward): 1,605,888. The
+ * 2 · 802,816 = 1,605,632 bytes, at the end of the forward, with what is live then. At batch 1 under SGD that
+ * is the kernel's momentum product (7 · 7 · 64 · 4 = 12,544; test_tf_sgd_momentum_early) and the output
+ * (64 · 4 = 256): 1,618,432 above the persistent state. The depthwise layout's peak is its backward
+ * (test_tf_depthwise_filter_copies): the output's gradient (64 · 2 · 2 · 4 = 1,024), the kernel's gradient and
+ * product, MSE's error (256) and 256 copies of the kernel (3,211,264): 3,237,632. Under Adam, which makes no
+ * product: 1,605,888. The
  * compiled function adds 790,000 bytes to the persistent state (17,000 for either kind of grouped
  * convolution). PyTorch's numbers do not depend on the layout. */
 void test_tf_xla_grouped_conv(void);
@@ -301,7 +307,7 @@ void test_tf_xla_grouped_conv(void)
 	abacus_memory pt0, tf0, pt1, tf1;
 	BOTH(grouped_conv_depthwise, 1, 0, pt0, tf0);
 	BOTH(grouped_conv_xla, 1, 0, pt1, tf1);
-	CHECK_EQ_I64(tf0.peak - tf0.persistent, 3225088);
+	CHECK_EQ_I64(tf0.peak - tf0.persistent, 3237632);
 	CHECK_EQ_I64(tf1.peak - tf1.persistent, 1618432);
 	CHECK_EQ_I64(tf1.persistent - tf0.persistent, 790000);
 	CHECK_EQ_I64(pt1.peak, pt0.peak);
@@ -424,20 +430,20 @@ static tb_model *depthwise5(void) { return depthwise(5); }
 /* A DepthwiseConv2D whose kernel is not 3×3 holds 256 copies of its filter in its backward (runtime_tf_cpu.c
  * TF_DW_FILTER_COPIES). At batch 1 under SGD, above the persistent state:
  * - 5×5: the kernel is 64 · 25 · 4 = 6,400 bytes; in the convolution's backward MSE's error (64 · 4 = 256),
- *   the output's gradient (64 · 2 · 2 · 4 = 1,024), the kernel's gradient (6,400) and 256 · 6,400 =
- *   1,638,400: 1,646,080;
- * - 3×3 (2,304 bytes): no copies; the peak is the step, the gradient, one temporary as large and the error,
- *   4,864.
+ *   the output's gradient (64 · 2 · 2 · 4 = 1,024), the kernel's gradient (6,400), its momentum product
+ *   (6,400; test_tf_sgd_momentum_early) and 256 · 6,400 = 1,638,400: 1,652,480;
+ * - 3×3 (2,304 bytes): no copies; the peak is the convolution's backward, the gradient, the product, the
+ *   output's gradient and the error: 2 · 2,304 + 1,024 + 256 = 5,888.
  * PyTorch's numbers have no such copies (its 5×5 peak is far below the 256 copies). */
 void test_tf_depthwise_filter_copies(void);
 void test_tf_depthwise_filter_copies(void)
 {
 	abacus_memory pt, tf;
 	BOTH(depthwise5, 1, 0, pt, tf);
-	CHECK_EQ_I64(tf.peak - tf.persistent, 1646080);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 1652480);
 	CHECK(pt.peak - pt.persistent < 1638400);
 	BOTH(depthwise3, 1, 0, pt, tf);
-	CHECK_EQ_I64(tf.peak - tf.persistent, 4864);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 5888);
 }
 
 /* PyTorch 2.15 adds an embedding's later gradient into the earlier one in place (runtime.h
@@ -529,4 +535,87 @@ void test_torch2_lstm_saved(void)
 			return;
 		CHECK_EQ_I64(t2.saved - t1.saved, i == 0 ? 8 * 2 * 32 * 8 : 0);
 	}
+}
+
+/* x [1, 256] @ w1 [256, 4096] → h [1, 4096] → Relu → r @ w2 [4096, 4] → y [1, 4] under cross-entropy: 4 MiB and
+ * 64 KiB of weights, activations of 16 KiB. */
+static tb_model *wide_mlp(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 256));
+	tb_weight(m, "w1", D(256, 4096));
+	tb_weight(m, "w2", D(4096, 4));
+	tb_node(m, "MatMul", L("x", "w1"), L("h"));
+	tb_node(m, "Relu", L("h"), L("r"));
+	tb_node(m, "MatMul", L("r", "w2"), L("y"));
+	tb_output(m, "y");
+	return m;
+}
+
+/* Keras 3's SGD with momentum computes m ← m·momentum − g·lr; m·momentum reads no gradient, so TensorFlow's
+ * executor makes it for every variable when the step starts (the profiler's kernel order: every sgd/Mul of a
+ * momentum slot ran before the forward's first convolution), a variable-sized tensor that lives until that
+ * variable's update, which runs as soon as its gradient exists and frees the gradient and the old m
+ * (runtime.h step.sgd_momentum_early). wide_mlp at batch 1 under SGD, above the persistent state: the products
+ * of w1 (256 · 4096 · 4 = 4,194,304) and w2 (4096 · 4 · 4 = 65,536), 4,259,840, from the start. Forward: h
+ * (16,384), r (16,384; h dies at the Relu, r is saved by it and by the second MatMul), y (16 bytes), then
+ * cross-entropy's log-softmax (16): 4,292,640. Backward: y's gradient and the loss's buffer (16 each), dropped
+ * at the loss's backward to y's gradient alone; the second MatMul makes r's gradient (16,384) and w2's
+ * (65,536): 4,259,840 + 16,384 (r) + 16 + 16,384 + 65,536 = 4,358,160; w2's update frees its gradient and
+ * product (131,072): 4,227,088; y's gradient is consumed (16): 4,227,072. The Relu writes h's gradient into r's
+ * (in place) and releases r: 4,210,688. The first MatMul makes w1's gradient: 4,194,304 (product) + 16,384
+ * (h's gradient) + 4,194,304 = 8,404,992, the peak; its update frees both. Holding every gradient to a step
+ * after backward with one temporary of the largest, as before, peaked there at 8,454,144 (both gradients and
+ * the temporary with nothing else: 4,194,304 · 2 + 65,536). Adam makes no product: its peak is w1's gradient
+ * and its one temporary with h's gradient, 8,404,992 too. */
+void test_tf_sgd_momentum_early(void);
+void test_tf_sgd_momentum_early(void)
+{
+	abacus_memory pt, tf;
+	BOTH(wide_mlp, 1, 0, pt, tf);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 8404992);
+	CHECK_EQ_I64(tf.gradients, 4194304);
+	BOTH(wide_mlp, 1, 1, pt, tf);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 8404992);
+}
+
+/* x [1, 8, 4, 4] → three 1×1 Conv without bias (8 → 8 channels: w 8 · 8 · 4 = 256 bytes each) → h1, h2, y →
+ * GlobalAveragePool → g [1, 8, 1, 1] under MSE (its error, 32 bytes, lives until the step). A map is 8 · 4 · 4 ·
+ * 4 = 512 bytes. */
+static tb_model *three_convs(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 4, 4));
+	tb_weight(m, "w1", D(8, 8, 1, 1));
+	tb_weight(m, "w2", D(8, 8, 1, 1));
+	tb_weight(m, "w3", D(8, 8, 1, 1));
+	tb_node(m, "Conv", L("x", "w1"), L("h1"));
+	tb_node(m, "Conv", L("h1", "w2"), L("h2"));
+	tb_node(m, "Conv", L("h2", "w3"), L("y"));
+	tb_node(m, "GlobalAveragePool", L("y"), L("g"));
+	tb_output(m, "g");
+	return m;
+}
+
+/* TensorFlow leaves a bias-less convolution's filter gradient for after the whole backward when the
+ * convolution also makes its input's gradient (runtime_tf_cpu.c tf_weight_grad_late): the second and third
+ * here, not the first (x needs no gradient). Batch 1 under SGD, above the persistent state: the three momentum
+ * products (768) from the start (test_tf_sgd_momentum_early) and the error (32). At the pool's backward
+ * y's gradient (512) with h1 and h2 (saved by the convolutions that read them): 2,336. The third's backward makes
+ * h2's gradient (512) and keeps y's gradient and h2: 2,848; the second's makes h1's gradient (512) and keeps
+ * h2's gradient and h1: 3,360; the first's makes w1's gradient (256): 3,616, the peak, then its update frees
+ * the gradient and the product (512) and h1's gradient is consumed (512): 2,592. Then, in the forward's order,
+ * the second's filter gradient (256) and update (−512), h2's gradient and h1 released: 1,312; the third's:
+ * 32. Each layer's weight gradient made in its own backward instead, the third's backward would hold y's
+ * gradient, h2's, w3's (256), h1, h2, the products and the error, 3,104, the peak. Under Adam (no products,
+ * one temporary beside each gradient) the late peak is at the first's backward: h1, h2, their gradients, y's,
+ * the error, w1's gradient and its temporary, 3,104. */
+void test_tf_weight_grads_late(void);
+void test_tf_weight_grads_late(void)
+{
+	abacus_memory pt, tf;
+	BOTH(three_convs, 1, 0, pt, tf);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 3616);
+	BOTH(three_convs, 1, 1, pt, tf);
+	CHECK_EQ_I64(tf.peak - tf.persistent, 3104);
 }
