@@ -295,6 +295,7 @@ static void write_json(FILE *f, const abacus_eval *ev, const char *pname)
 	json_fields(f, abacus_eval_get(ev, ABACUS_EVAL_TIME));
 	fprintf(f, ",\n");
 	json_stats(f, "raw", abacus_eval_get(ev, ABACUS_EVAL_TIME_RAW), 0);
+	json_stats(f, "quiet_rows", abacus_eval_get(ev, ABACUS_EVAL_TIME_QUIET), 0);
 	json_stats(f, "analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_TIME), 0);
 	json_stats(f, "flops_proportional", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME), 0);
 	json_stats(f, "noise_floor_raw", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME), 0);
@@ -388,6 +389,13 @@ static void print_table(const abacus_eval *ev, const char *pname)
 	printf("protocol %s\n\n  %-34s %9s %9s %9s %7s\n", pname, "", "MRE", "median", "p90", "n");
 	row("time (speed-adjusted)", abacus_eval_get(ev, ABACUS_EVAL_TIME));
 	row("time (raw)", abacus_eval_get(ev, ABACUS_EVAL_TIME_RAW));
+	/* Only where some scored rows were timed on a busy machine: otherwise it is the first line again. */
+	const abacus_eval_stats *quiet = abacus_eval_get(ev, ABACUS_EVAL_TIME_QUIET);
+	if (quiet->n && quiet->n < abacus_eval_get(ev, ABACUS_EVAL_TIME)->n)
+		row("time, quiet-machine rows", quiet);
+	else if (!quiet->n && abacus_eval_get(ev, ABACUS_EVAL_TIME)->n)
+		printf("  %-34s none: every row shared the machine while timed (busy_other > 0.1)\n",
+		       "time, quiet-machine rows");
 	row("time, analytic baseline", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_TIME));
 	row("time, FLOPs-proportional baseline", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME));
 	row("time noise floor (speed-adjusted)", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED));

@@ -439,7 +439,10 @@ typedef enum {
 	ABACUS_EVAL_FLOPS_TIME,          /* baseline: FLOPs / rate, rate fitted per hardware */
 	ABACUS_EVAL_NOISE_TIME,          /* repeated measurements of one configuration */
 	ABACUS_EVAL_NOISE_TIME_ADJUSTED, /* the same on time_s / calib_s */
-	ABACUS_EVAL_NOISE_MEMORY
+	ABACUS_EVAL_NOISE_MEMORY,
+	ABACUS_EVAL_TIME_QUIET           /* ABACUS_EVAL_TIME over the rows timed on a quiet machine alone (busy_other
+	                                  * at most 0.1, or not recorded): a row whose timed iterations shared the
+	                                  * machine has a time that is an upper bound, not a measurement */
 } abacus_eval_metric;
 
 typedef struct abacus_eval_stats {

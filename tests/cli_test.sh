@@ -132,6 +132,9 @@ expect_rc "eval --json without a file" 2 $A eval tests/data/small.csv --json
 grep -q "json needs a value (--json FILE)" /tmp/abacus_cli_err.$$ && ok "eval --json without a file: message" || bad "eval --json without a file: message"
 rm -f /tmp/abacus_cli_json.$$ /tmp/abacus_cli_json2.$$
 expect_rc "eval lomo" 0 $A eval tests/data/small.csv --rounds 30 --protocol lomo
+# small.csv's rows were all timed beside other work (busy_other > 0.1): no quiet-machine time figure
+grep -q "time, quiet-machine rows  *none: every row shared the machine" /tmp/abacus_cli_out.$$ \
+	&& ok "eval: no quiet rows said so" || bad "eval: no quiet rows said so"
 printf '# network\tfamily\nmlp\tdense\nresnet18\tconv\nmobilenet_v2\tconv\n' > /tmp/abacus_cli_fam.$$
 expect_rc "eval lofo" 0 $A eval tests/data/small.csv --rounds 20 --protocol lofo --families /tmp/abacus_cli_fam.$$
 grep -q "^protocol lofo" /tmp/abacus_cli_out.$$ && grep -q "memory: above 90 % upper end" /tmp/abacus_cli_out.$$ \

@@ -1367,6 +1367,84 @@ void test_train_family_folds(void)
 	abacus_dataset_free(d);
 }
 
+/* Time over the rows timed on a quiet machine (ABACUS_EVAL_TIME_QUIET): small.csv's 60 rows were all timed
+ * beside other work (busy_other 0.2-0.8), so none; with the mlp rows marked quiet (busy_other 0), exactly
+ * those points, their mean error the mean of their points' errors. */
+void test_eval_quiet_rows(void);
+void test_eval_quiet_rows(void)
+{
+	abacus_error err;
+	char *csv = NULL;
+	size_t len;
+	CHECK_EQ_I64(ab_read_file(&csv, &len, SMALL, 1 << 20, &err), 0);
+	if (!csv)
+		return;
+	char *text = calloc(2 * len + 1, 1);
+	CHECK(text != NULL);
+	if (!text) {
+		ab_free(csv);
+		return;
+	}
+	/* each mlp row's last field (busy_other) replaced by 0 */
+	size_t o = 0, quiet_rows = 0;
+	for (size_t i = 0; i < len;) {
+		size_t e = i;
+		while (e < len && csv[e] != '\n')
+			e++;
+		size_t cut = e;
+		if (!strncmp(csv + i, "mlp,", 4) && strstr(csv + i, ",ok,") && strstr(csv + i, ",ok,") < csv + e) {
+			while (cut > i && csv[cut - 1] != ',')
+				cut--;
+			memcpy(text + o, csv + i, cut - i);
+			o += cut - i;
+			text[o++] = '0';
+			quiet_rows++;
+		} else {
+			memcpy(text + o, csv + i, e - i);
+			o += e - i;
+		}
+		if (e < len)
+			text[o++] = '\n';
+		i = e + 1;
+	}
+	ab_free(csv);
+	CHECK(quiet_rows >= 4);
+	abacus_train_opts opts = ABACUS_TRAIN_OPTS_INIT;
+	opts.rounds = 20;
+	for (int marked = 0; marked < 2; marked++) {
+		abacus_dataset *d = NULL;
+		if (marked)
+			CHECK_EQ_I64(abacus_dataset_load(&d, text, o, "small-quiet-mlp", &err), 0);
+		else
+			CHECK_EQ_I64(abacus_dataset_load_file(&d, SMALL, &err), 0);
+		abacus_eval *ev = NULL;
+		if (d)
+			CHECK_EQ_I64(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_RANDOM, &opts, &err), 0);
+		if (ev) {
+			const abacus_eval_stats *q = abacus_eval_get(ev, ABACUS_EVAL_TIME_QUIET);
+			size_t np;
+			const abacus_eval_point *pts = abacus_eval_points(ev, &np);
+			double sum = 0;
+			size_t n = 0;
+			for (size_t i = 0; i < np; i++)
+				if (!strcmp(pts[i].network, "mlp")) {
+					sum += fabs(pts[i].time_pred_s - pts[i].time_s) / pts[i].time_s;
+					n++;
+				}
+			CHECK_EQ_I64(q->n, marked ? quiet_rows : 0);
+			if (marked) {
+				CHECK_EQ_I64(n, quiet_rows);
+				CHECK(fabs(q->mre - sum / (double)n) < 1e-12);
+			} else {
+				CHECK(isnan(q->mre));
+			}
+		}
+		abacus_eval_free(ev);
+		abacus_dataset_free(d);
+	}
+	free(text);
+}
+
 /* Leave-one-family-out: the caller's families group the networks (an unlisted network is its own family), each
  * family is one fold, and the intervals come from the other families' residuals. */
 void test_eval_lofo(void);
