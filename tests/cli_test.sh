@@ -135,6 +135,18 @@ expect_rc "eval lomo" 0 $A eval tests/data/small.csv --rounds 30 --protocol lomo
 # small.csv's rows were all timed beside other work (busy_other > 0.1): no quiet-machine time figure
 grep -q "time, quiet-machine rows  *none: every row shared the machine" /tmp/abacus_cli_out.$$ \
 	&& ok "eval: no quiet rows said so" || bad "eval: no quiet rows said so"
+# --rows writes every scored row; scripts/quiet_rows.py splits them by busy_other (all 60 busy here)
+expect_rc "eval --rows" 0 $A eval tests/data/small.csv --rounds 20 --protocol lomo --rows /tmp/abacus_cli_rows.$$
+[ "$(grep -c . /tmp/abacus_cli_rows.$$)" = 61 ] && ok "eval --rows: a line per scored row" || bad "eval --rows: a line per scored row"
+if [ -x /usr/bin/python3 ]; then
+	/usr/bin/python3 scripts/quiet_rows.py /tmp/abacus_cli_rows.$$ > /tmp/abacus_cli_out.$$ 2>&1
+	grep -q "^quiet (busy_other <= 0.1): 0 rows" /tmp/abacus_cli_out.$$ && grep -q "^busy  (busy_other >  0.1): 60 rows, time MRE" /tmp/abacus_cli_out.$$ \
+		&& ok "quiet_rows.py splits the rows" || bad "quiet_rows.py splits the rows"
+	/usr/bin/python3 scripts/quiet_rows.py tests/data/small.csv > /tmp/abacus_cli_out.$$ 2>&1
+	[ $? -ne 0 ] && grep -q "is not an .abacus eval --rows. file" /tmp/abacus_cli_out.$$ \
+		&& ok "quiet_rows.py refuses another CSV" || bad "quiet_rows.py refuses another CSV"
+fi
+rm -f /tmp/abacus_cli_rows.$$
 printf '# network\tfamily\nmlp\tdense\nresnet18\tconv\nmobilenet_v2\tconv\n' > /tmp/abacus_cli_fam.$$
 expect_rc "eval lofo" 0 $A eval tests/data/small.csv --rounds 20 --protocol lofo --families /tmp/abacus_cli_fam.$$
 grep -q "^protocol lofo" /tmp/abacus_cli_out.$$ && grep -q "memory: above 90 % upper end" /tmp/abacus_cli_out.$$ \
