@@ -722,12 +722,12 @@ void ab_model_free(ab_model *m)
 	ab_novelty_free(&m->nov);
 }
 
-/* Cross-validated log residuals inside the training rows give the interval quantiles: 5 folds of whole
+/* Cross-validated log residuals inside the training rows give the interval quantiles: FOLDS folds of whole
  * networks (a network's rows all in one fold, so that the interval is as wide as the error on a network the
  * model never saw: users ask about networks that are not in the zoo), or in profile mode (examples with
  * machine profiles) with rows of several machines one fold per machine, so that the interval of a machine
- * the model never saw is as wide as the error on an unseen machine is (the "Machines" issue, item 6).
- * Returns the number of folds. */
+ * the model never saw is as wide as the error on an unseen machine is (the "Machines" issue, item 6); and,
+ * where the examples name families, FOLDS folds of whole families besides (cv_folds, family_folds). */
 enum { FOLDS = 5 };
 /* Each hardware id's time quantiles from its own out-of-fold rows, widened as the calibration says. */
 static void hw_quantiles(ab_model *m, const ab_novelty_obs *o, const int *hw, size_t n)
@@ -753,7 +753,7 @@ static void hw_quantiles(ab_model *m, const ab_novelty_obs *o, const int *hw, si
 typedef enum { SPLIT_ROWS, SPLIT_NETS, SPLIT_MACHINES, SPLIT_FAMILIES } cv_split;
 
 /* The first cross-validation: by machine where the rows carry profiles of several machines (profile mode),
- * else by network where they hold two folds of networks, else by row. */
+ * else by network where they hold two folds of networks, else by row. Returns the number of folds. */
 static int cv_folds(const ab_examples *ex, const size_t *idx, size_t n, cv_split *split)
 {
 	int n_folds = FOLDS, by_net = 0, by_machine = 0;
