@@ -247,6 +247,11 @@ int abacus_features(double *out, size_t n, const abacus_analysis *a, abacus_erro
 
 typedef struct abacus_dataset abacus_dataset;
 
+/* A row whose timed iterations shared the machine with more than this share of other work (busy_other) has a
+ * time that is an upper bound, not a measurement: `abacus profile --wait-quiet` measures it again (at most
+ * twice) and `abacus eval` scores the quiet rows' time apart (ABACUS_EVAL_TIME_QUIET). */
+#define ABACUS_BUSY_OTHER_LIMIT 0.10
+
 /* One measured configuration. Strings are owned by the dataset; numbers that a failed row lacks are
  * NaN (times) or -1 (byte and parameter counts). */
 typedef struct abacus_row {

@@ -318,22 +318,10 @@ void abacus_eval_free(abacus_eval *ev)
 	ab_free(ev);
 }
 
-/* The index of `s` among names[0..*n), appended when new (names has room for one more: the caller sizes it for
- * every string it may meet). The strings are not copied. */
-static int intern(const char **names, int *n, const char *s)
-{
-	int j = 0;
-	while (j < *n && strcmp(names[j], s))
-		j++;
-	if (j == *n)
-		names[(*n)++] = s;
-	return j;
-}
-
 /* Row r's runtime's index in names[] (interned). */
 static int row_runtime(const ab_examples *ex, size_t r, const char **names, int *n)
 {
-	return intern(names, n, row_runtime_name(ex, r));
+	return ab_intern(names, n, row_runtime_name(ex, r));
 }
 
 /* The 90 % intervals of the held-out groups (lomo: networks; lofo: families), and how far their memory
@@ -387,7 +375,7 @@ static int lomo_intervals(abacus_eval_point *pts, const int *pt_net, size_t n, i
 	}
 	for (size_t i = 0; i < n; i++) {
 		const abacus_eval_point *p = &pts[i];
-		f.pool[i] = intern(names, &n_pools, p->row && p->row->machine ? p->row->machine : "");
+		f.pool[i] = ab_intern(names, &n_pools, p->row && p->row->machine ? p->row->machine : "");
 		f.o[i].d = p->novelty;
 		f.o[i].rt = p->time_pred_s > 0 ? log(p->time_s / p->time_pred_s) : 0;
 		f.o[i].lm = log(p->memory_bytes / p->memory_base_bytes);
@@ -650,7 +638,7 @@ static void interval_shares(abacus_eval *ev)
 	ev->mem_under = mwith ? (double)under / (double)mwith : NAN;
 }
 
-/* ABACUS_EVAL_TIME over the points timed on a quiet machine (model.h AB_TIME_BUSY_LIMIT). TensorFlow's first
+/* ABACUS_EVAL_TIME over the points timed on a quiet machine (ABACUS_BUSY_OTHER_LIMIT). TensorFlow's first
  * 73 rows were timed beside the PyTorch campaign (busy_other median 0.66): scored against their times, the
  * predictor was 17 % off in a random split where the 71 quiet rows said 6 %. `buf` holds n_points. */
 static void quiet_time(abacus_eval *ev, double *buf)
@@ -658,7 +646,7 @@ static void quiet_time(abacus_eval *ev, double *buf)
 	size_t n = 0;
 	for (size_t i = 0; i < ev->n_points; i++) {
 		const abacus_eval_point *p = &ev->points[i];
-		if (!(p->row && p->row->busy_other > AB_TIME_BUSY_LIMIT)) /* (NaN: not recorded, quiet) */
+		if (!(p->row && p->row->busy_other > ABACUS_BUSY_OTHER_LIMIT)) /* (NaN: not recorded, quiet) */
 			buf[n++] = fabs(p->time_pred_s - p->time_s) / p->time_s;
 	}
 	stats_of(&ev->time_quiet, buf, n);

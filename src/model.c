@@ -59,6 +59,16 @@ void ab_examples_free(ab_examples *ex)
 	memset(ex, 0, sizeof *ex);
 }
 
+int ab_intern(const char **names, int *n, const char *s)
+{
+	int j = 0;
+	while (j < *n && strcmp(names[j], s))
+		j++;
+	if (j == *n)
+		names[(*n)++] = s;
+	return j;
+}
+
 int ab_family_index(int **fam_out, const ab_examples *ex, const char *const *family_of, size_t n_pairs)
 {
 	int *fam = ab_malloc(((size_t)ex->n_nets + 1) * sizeof *fam);
@@ -76,12 +86,7 @@ int ab_family_index(int **fam_out, const ab_examples *ex, const char *const *fam
 				f = family_of[2 * k + 1];
 				break;
 			}
-		int j = 0;
-		while (j < n && strcmp(names[j], f))
-			j++;
-		if (j == n)
-			names[n++] = f;
-		fam[i] = j;
+		fam[i] = ab_intern(names, &n, f);
 	}
 	ab_free(names);
 	*fam_out = fam;

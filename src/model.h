@@ -80,14 +80,13 @@ typedef struct ab_examples {
 	int *fam;
 	int n_fam;
 } ab_examples;
+/* The index of `s` among names[0..*n), appended when new (names has room for one more: the caller sizes it for
+ * every string it may meet). The strings are not copied. */
+int ab_intern(const char **names, int *n, const char *s);
 /* Each network's family index (*fam_out[net], allocated) from pairs family_of[2i] = network,
  * family_of[2i + 1] = its family; a network not listed is a family of its own. Returns the number of
  * families, or -1 when out of memory. */
 int ab_family_index(int **fam_out, const ab_examples *ex, const char *const *family_of, size_t n_pairs);
-/* A row whose timed iterations shared the machine with more than this share of other work (the CSV's
- * busy_other; the collector measures such a configuration again, at most twice, then writes it) has a time
- * that is an upper bound: `abacus eval` scores time on the quiet rows apart (ABACUS_EVAL_TIME_QUIET). */
-#define AB_TIME_BUSY_LIMIT 0.10
 /* Sets ex->fam from pairs family_of[2i] = network, family_of[2i + 1] = its family (abacus_train_opts); a
  * network not listed is a family of its own. */
 int ab_examples_families(ab_examples *ex, const char *const *family_of, size_t n_pairs, abacus_error *err);

@@ -924,10 +924,9 @@ static int mentions_memory(const worker *w)
 
 /* Measures one configuration on the worker (starting one if needed) and writes its row.
  * Returns 0, 1 when interrupted, -1 on a fatal error. *w_alive tells whether the worker may be reused. */
-/* With --wait-quiet, an `ok` result whose timed iterations shared the machine with more than this share of
- * other work is measured again (at most BUSY_RETRIES times) instead of written: its time would measure the
+/* With --wait-quiet, an `ok` result whose timed iterations shared the machine with more than
+ * ABACUS_BUSY_OTHER_LIMIT of other work is measured again (at most BUSY_RETRIES times) instead of written: its time would measure the
  * contention (with two threads, a busy second core makes the median up to 30x slower). */
-#define BUSY_LIMIT 0.10
 #define BUSY_RETRIES 2
 
 /* Returns 0 when a row was written, 2 when the result was busy and the configuration must be measured
@@ -969,7 +968,7 @@ static int measure_one(run_ctx *x, worker *w, int *w_alive, const worker_spec *b
 			*w_alive = 0;
 		} else {
 			const char *busy = jobj_get(&res, "busy_other", NULL);
-			if (may_retry && !strcmp(st, "ok") && busy && strtod(busy, NULL) > BUSY_LIMIT) {
+			if (may_retry && !strcmp(st, "ok") && busy && strtod(busy, NULL) > ABACUS_BUSY_OTHER_LIMIT) {
 				fprintf(stderr, "%sabacus profile: %s %s (batch %lld, %s, %s) was timed on a busy machine "
 				        "(busy_other %s): measuring it again\n", isatty(2) ? "\r\033[K" : "", c->net->name,
 				        c->shape, (long long)c->batch, c->optimizer, c->hw, busy);
