@@ -1,8 +1,9 @@
 /*
  * cmd_adapt.c — `abacus adapt`: few-shot for a new machine. K rows measured on the machine a profile
- * describes fit the one factor that so few rows can support (the median ratio of measured to predicted
- * time; the profile already prices each kind of work), which is saved in the profile and applied by
- * `abacus predict --machine`. With --measure K it first measures K configurations chosen to cover the
+ * describes fit the one factor that so few rows can support across the zoo (the median ratio of measured
+ * to predicted time; the profile already prices each kind of work) and become the profile's shots, which
+ * correct the configurations near them (machine.c ab_shot_correction); both are saved in the profile and
+ * applied by `abacus predict --machine`. With --measure K it first measures K configurations chosen to cover the
  * kinds of network in the zoo (through `abacus profile`).
  */
 #include <errno.h>
@@ -19,9 +20,11 @@
 
 static const char description[] =
 	"Few-shot for a machine: the 'ok' rows of ROWS.csv measured on the machine the profile describes\n"
-	"(its machine id) fit one time factor, the median of measured / predicted time, which is written into\n"
-	"the profile (or --out) as its 'adapt' line; 'abacus predict --machine FILE' applies it. Prints the\n"
-	"rows' error before and after and how long adapting took. The predictor must have the profile-mode\n"
+	"(its machine id) fit one time factor, the median of measured / predicted time (the 'adapt' line), and\n"
+	"become the profile's shots ('shot' lines): 'abacus predict --machine FILE' applies the factor, and\n"
+	"corrects a configuration near a shot (the same network at another batch or optimizer, or one of the\n"
+	"same make-up) by what that shot was off beyond it. Written into the profile (or --out); an earlier\n"
+	"adaptation is replaced. Prints the rows' error before and after and how long adapting took. The predictor must have the profile-mode\n"
 	"time model (abacus train --machines). Instead of ROWS.csv, --measure K --rows OUT.csv measures K\n"
 	"configurations here first.\n";
 
@@ -102,11 +105,11 @@ static int measure(int k, int threads, const char *rows, const char *cap)
 	return CLI_OK;
 }
 
-/* Predicts every ok row measured on machine m from its profile: lr[i] = log(measured / predicted by the
- * bare profile), before[i] its relative error; *k rows, *other rows of other machines (one named in
- * *other_id). 0, or -1 with the failing row's error printed. */
-static int predict_rows(double *lr, double *before, size_t *k, size_t *other, const char **other_id,
-                        abacus_dataset **sets, size_t n_sets, const abacus_predictor *p, const abacus_machine *m,
+/* Makes every ok row measured on machine m a shot of its profile (m must be unadapted): lr[i] =
+ * log(measured / predicted by the bare profile), before[i] its relative error; *k rows, *other rows of
+ * other machines (one named in *other_id). 0, or -1 with the failing row's error printed. */
+static int shoot_rows(double *lr, double *before, size_t *k, size_t *other, const char **other_id,
+                        abacus_dataset **sets, size_t n_sets, const abacus_predictor *p, abacus_machine *m,
                         const char *root)
 {
 	abacus_error err;
@@ -126,20 +129,16 @@ static int predict_rows(double *lr, double *before, size_t *k, size_t *other, co
 			abacus_analysis *a = NULL;
 			abacus_config cfg = ABACUS_CONFIG_INIT;
 			cfg.batch = r->batch;
-			abacus_prediction pr;
 			int bad = abacus_parse_optimizer(&cfg.optimizer, r->optimizer, &err) ||
 			          abacus_graph_load_file(&g, path, &err) || abacus_analyze(&a, g, &cfg, &err) ||
-			          abacus_predict_machine(&pr, p, a, m, r->calib_s > 0 ? r->calib_s : 0, &err);
+			          abacus_machine_add_shot(m, p, a, r->time_s, r->calib_s > 0 ? r->calib_s : 0, &lr[*k], &err);
 			abacus_analysis_free(a);
 			abacus_graph_free(g);
 			if (bad) {
 				fprintf(stderr, "abacus: row at line %zu (%s): %s\n", r->line, r->network, err.msg);
 				return -1;
 			}
-			/* The prediction already carries the profile's earlier factor: adapt from the bare profile. */
-			double bare = pr.time_s / abacus_machine_adapted(m, NULL);
-			lr[*k] = log(r->time_s / bare);
-			before[*k] = fabs(bare - r->time_s) / r->time_s;
+			before[*k] = fabs(exp(-lr[*k]) - 1); /* |bare − T| / T with bare = T / exp(lr) */
 			(*k)++;
 		}
 	return 0;
@@ -237,7 +236,8 @@ int cmd_adapt(int argc, char **argv)
 		goto done;
 	}
 	const char *other_id = NULL;
-	if (predict_rows(lr, before, &k, &other, &other_id, sets, n_sets, p, m, root))
+	abacus_machine_unadapt(m); /* adapt from the bare profile: an earlier factor and shots are replaced */
+	if (shoot_rows(lr, before, &k, &other, &other_id, sets, n_sets, p, m, root))
 		goto done;
 	if (!k) {
 		fprintf(stderr, "abacus: no ok row was measured on machine %s (%zu ok rows of other machines%s%s); measure "
@@ -250,6 +250,9 @@ int cmd_adapt(int argc, char **argv)
 		rc = cli_fail(&err);
 		goto done;
 	}
+	double loo = 0;
+	for (size_t i = 0; i < k; i++)
+		loo += abacus_machine_shot_loo(m, i);
 	char *text = NULL;
 	size_t len = 0;
 	if (abacus_machine_save(&text, &len, m, &err)) {
@@ -266,7 +269,9 @@ int cmd_adapt(int argc, char **argv)
 	       abacus_machine_id(m), k, k > 1 ? "s" : "", other ? " (rows of other machines ignored)" : "", f);
 	printf("  time MRE on those rows: %.2f %% from the profile alone, %.2f %% adapted (in-sample)\n",
 	       100 * mre0 / (double)k, 100 * mre1 / (double)k);
-	printf("  adapting took %.3f s; the factor is saved in %s\n", took, dest);
+	printf("  each row predicted from the factor and the other rows (leave-one-out, local correction): %.2f %%\n",
+	       100 * loo / (double)k);
+	printf("  adapting took %.3f s; the factor and the %zu rows (shots) are saved in %s\n", took, k, dest);
 	rc = CLI_OK;
 done:
 	free(lr);

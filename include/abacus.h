@@ -293,6 +293,11 @@ const char *abacus_machine_runtime(const abacus_machine *m);
 int abacus_machine_adapt(abacus_machine *m, double factor, int rows, abacus_error *err);
 /* The factor (1 when not adapted) and how many rows gave it. */
 double abacus_machine_adapted(const abacus_machine *m, int *rows);
+size_t abacus_machine_n_shots(const abacus_machine *m);
+/* Leave-one-out: shot i's relative time error when the factor and the other shots predict it. */
+double abacus_machine_shot_loo(const abacus_machine *m, size_t i);
+/* Forgets the factor and the shots: the profile as measured. */
+void abacus_machine_unadapt(abacus_machine *m);
 /* How long measuring the profile took, in seconds. */
 double abacus_machine_seconds(const abacus_machine *m);
 /* The rates' names, in the profile's order. */
@@ -399,6 +404,13 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
  * machine. out->hw is the machine id. */
 int abacus_predict_machine(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a,
                            const abacus_machine *machine, double calib_s, abacus_error *err);
+/* Few-shot, locally: a configuration measured on this machine (its analysis, `measured_s` seconds per
+ * iteration and the speed index `calib_s` of that measurement, or 0) becomes a shot of the profile, saved
+ * with it: `abacus_predict_machine` corrects configurations near a shot (the same network at another batch
+ * or optimizer, one of the same make-up) by what the shot was off beyond the factor (docs/MACHINES.md).
+ * *log_ratio (may be NULL) gets log(measured / predicted by the bare profile), the factor's input. */
+int abacus_machine_add_shot(abacus_machine *m, const abacus_predictor *p, const abacus_analysis *a, double measured_s,
+                            double calib_s, double *log_ratio, abacus_error *err);
 /* Whether the predictor has the profile-mode time model. */
 int abacus_predictor_has_profile(const abacus_predictor *p);
 

@@ -39,19 +39,22 @@ make -s
 # gains a comparable set of rows from every machine the project runs on: this CPU uncapped and capped at SSE4.1
 # (the emulated older CPU), one and two threads each. The grids below then continue on this machine.
 # Before its fingerprint, each machine's profile (abacus calibrate --out, docs/MACHINES.md) is measured three
-# times in separate processes: the first is the machine's profile (data/machines/<id>.machine), all three go
-# to data/machines/repeats/ for the repeatability figures. A profile already there is not measured again.
+# times in separate processes, all three kept in data/machines/repeats/ for the repeatability figures; the
+# machine's profile (data/machines/<id>.machine) is their merge (scripts/merge_profiles.py: per rate the
+# median of rate / that run's reference workload; until 2026-12-05 it was the first run, and on the Intel VM
+# of that day the first run's reference was 1.8x the other two's). A profile already there is not measured again.
 profile_machine() {
-	local tmp id
+	local tmp id runs=()
 	tmp=$(mktemp -d)
+	mkdir -p data/machines/repeats
 	for k in 1 2 3; do
 		"$A" calibrate --out "$tmp" "$@" --format json > "$tmp/r$k.json" || { echo "== calibrate $* failed"; rm -rf "$tmp"; return; }
 		id=$(ls "$tmp" | grep '\.machine$' | head -1)
-		mkdir -p data/machines/repeats
-		[ $k = 1 ] && [ ! -e "data/machines/$id" ] && cp "$tmp/$id" "data/machines/$id"
-		mv "$tmp/$id" "data/machines/repeats/${id%.machine}.run$k.$(date -u +%Y%m%dT%H%M%S).machine"
+		runs+=("data/machines/repeats/${id%.machine}.run$k.$(date -u +%Y%m%dT%H%M%S).machine")
+		mv "$tmp/$id" "${runs[-1]}"
 	done
 	rm -rf "$tmp"
+	[ -e "data/machines/$id" ] || /usr/bin/python3 scripts/merge_profiles.py "data/machines/$id" "${runs[@]}"
 	echo "== $(date -u +%FT%TZ) profiled ${id%.machine}"
 }
 machine_known() { # the machine id of these options has a profile already
@@ -74,12 +77,23 @@ import json, sys
 n = [json.loads(l)['name'] for l in sys.stdin if l.startswith('{\"name\": \"gen_')]
 n.sort(key=lambda s: (int(s.rsplit('_s', 1)[1]), s))
 print(','.join(n))")
-generated() { # first N of the catalogue, then phase options
-	local n=$1
+generated() { # first N of the catalogue, then phase options; networks that no row of $OUT names yet (on any
+	# machine) come first, so that a new machine adds networks to the dataset before it repeats known ones
+	local n=$1 order
 	shift
-	ABACUS_GENERATED=1000 phase --models "$(echo "$GEN" | cut -d, -f1-"$n")" --size min --seq min "$@"
+	order=$(echo "$GEN" | cut -d, -f1-"$n" | /usr/bin/python3 -c "
+import csv, sys
+names = sys.stdin.read().strip().split(',')
+try:
+    with open('$OUT', newline='') as f:
+        seen = {r['network'] for r in csv.DictReader(f)}
+except FileNotFoundError:
+    seen = set()
+print(','.join([n for n in names if n not in seen] + [n for n in names if n in seen]))")
+	ABACUS_GENERATED=1000 phase --models "$order" --size min --seq min "$@"
 }
-[ -n "$GEN" ] && generated 250 --hw cpu1 --batch 4
+# (The first 250 of the catalogue ran here until 2026-12-05, before the other runtimes, so that every family had
+# rows early; every family has had rows since, so on a new machine the runtimes' fingerprints come first.)
 # Other runtimes (issue "Frameworks"): the same fingerprint through each runtime's interpreter (scripts/setup.sh
 # makes .runtimes/NAME), into that runtime's own CSV (data/NAME/dataset.csv) until one bundle predicts every
 # runtime, with the one machines table (COMMON names it for every phase). They measure against torch 1.13's graphs (the worker never exports

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "machine.h"
 #include "model.h"
 #include "runtime.h"
 
@@ -84,16 +85,24 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		return rc;
 	}
 	double f = 1;
+	ab_shot *sh = NULL; /* the shots for the local correction (machine.c ab_shot_correction) */
 	if (ns) {
 		double *lr = ab_malloc(ns * sizeof *lr);
-		if (!lr) {
+		sh = ab_malloc(ns * sizeof *sh);
+		if (!lr || !sh) {
+			ab_free(lr);
+			ab_free(sh);
 			ab_model_free(&m);
+			if (mem_train)
+				ab_model_free(&mm_model);
 			return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		}
 		for (size_t i = 0; i < ns; i++) {
 			double t, mm;
 			ab_model_predict_row(&m, ex, shots[i], ex->calib[shots[i]] > 0 ? ex->calib[shots[i]] : -1, &t, &mm);
-			lr[i] = log(ex->time[shots[i]] / t);
+			lr[i] = sh[i].lr = log(ex->time[shots[i]] / t);
+			sh[i].log_batch = log((double)ex->rows[shots[i]]->batch);
+			ab_composition(sh[i].comp, ex->X + shots[i] * (size_t)ex->d);
 		}
 		f = exp(ab_quantile(lr, ns, 0.5));
 		ab_free(lr);
@@ -104,7 +113,10 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 	double rate[AB_MAX_HW];
 	double *v = ab_malloc((ntr ? ntr : 1) * sizeof *v);
 	if (!v) {
+		ab_free(sh);
 		ab_model_free(&m);
+		if (mem_train)
+			ab_model_free(&mm_model);
 		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 	}
 	double all_rate;
@@ -129,8 +141,14 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 			double unused;
 			ab_model_predict_row(&mm_model, &hw_ex, r, -1, &unused, &mem);
 		}
-		t_adj *= f;
-		t_raw *= f;
+		double local = 1;
+		if (ns) {
+			double comp[AB_COMP_DIM];
+			ab_composition(comp, ex->X + r * (size_t)ex->d);
+			local = exp(ab_shot_correction(sh, ns, SIZE_MAX, log(f), comp, log((double)ex->rows[r]->batch)));
+		}
+		t_adj *= f * local;
+		t_raw *= f * local;
 		double c = calib_row > 0 ? calib_row : m.calib[ex->hw[r]];
 		double base_t = ab_time_base_row(&m, ex, r, m.profile ? calib_row : c);
 		double T = ex->time[r], M = ex->mem[r];
@@ -160,6 +178,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		net_n[ex->net[r]]++;
 		(*ne)++;
 	}
+	ab_free(sh);
 	ab_model_free(&m);
 	if (mem_train)
 		ab_model_free(&mm_model);

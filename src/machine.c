@@ -84,6 +84,42 @@ static int read_rate(abacus_machine *m, const char *val, size_t line_no, abacus_
 	return 0;
 }
 
+/* "shot LR BATCH C0 ... C(D-1)": one configuration of `abacus adapt` (machine.h ab_shot): the log of measured
+ * over predicted time, the batch, and the AB_COMP_DIM numbers of its composition. */
+static int read_shot(abacus_machine *m, const char *val, size_t line_no, abacus_error *err)
+{
+	if (m->n_shots >= AB_MAX_SHOTS)
+		return ab_err(err, ABACUS_ELIMIT, "machine profile", "line %zu: more than %d shot lines", line_no, AB_MAX_SHOTS);
+	ab_shot *grown = ab_realloc(m->shots, (m->n_shots + 1) * sizeof *grown);
+	if (!grown)
+		return ab_err(err, ABACUS_ENOMEM, "machine profile", "out of memory");
+	m->shots = grown;
+	ab_shot *s = &m->shots[m->n_shots];
+	double v[AB_COMP_DIM + 2];
+	int k = 0;
+	const char *p = val;
+	while (*p) {
+		char *end;
+		double x = strtod(p, &end);
+		if (end == p || k == AB_COMP_DIM + 2 || !isfinite(x) || (*end && *end != ' ' && *end != '\t'))
+			return ab_err(err, ABACUS_EPARSE, "machine profile", "line %zu: a shot line is 'shot LOG_RATIO BATCH' and "
+			              "%d composition numbers (this abacus's; re-adapt with 'abacus adapt')", line_no, AB_COMP_DIM);
+		v[k++] = x;
+		p = end;
+		while (*p == ' ' || *p == '\t')
+			p++;
+	}
+	if (k != AB_COMP_DIM + 2 || !(v[1] >= 1) || fabs(v[0]) > 20)
+		return ab_err(err, ABACUS_EPARSE, "machine profile", "line %zu: a shot line is 'shot LOG_RATIO BATCH' (|log "
+		              "ratio| <= 20, batch >= 1) and %d composition numbers, it has %d numbers (re-adapt with 'abacus "
+		              "adapt')", line_no, AB_COMP_DIM, k);
+	s->lr = v[0];
+	s->log_batch = log(v[1]);
+	memcpy(s->comp, v + 2, sizeof s->comp);
+	m->n_shots++;
+	return 0;
+}
+
 int abacus_machine_load(abacus_machine **out, const char *data, size_t len, abacus_error *err)
 {
 	*out = NULL;
@@ -159,6 +195,9 @@ int abacus_machine_load(abacus_machine **out, const char *data, size_t len, abac
 			int used = 0;
 			bad = sscanf(val, "%lf %d%n", &m->adapt, &m->adapt_rows, &used) != 2 || val[used] || !(m->adapt > 0) ||
 			      !isfinite(m->adapt) || m->adapt_rows < 1;
+		} else if (!strcmp(key, "shot")) {
+			if ((rc = read_shot(m, val, line_no, err)))
+				goto out;
 		} else if (!strcmp(key, "seconds")) {
 			char *end;
 			m->seconds = strtod(val, &end);
@@ -192,7 +231,7 @@ int abacus_machine_load(abacus_machine **out, const char *data, size_t len, abac
 out:
 	ab_free(text);
 	if (rc) {
-		ab_free(m);
+		abacus_machine_free(m);
 		return rc;
 	}
 	*out = m;
@@ -243,6 +282,13 @@ int abacus_machine_save(char **out, size_t *len, const abacus_machine *m, abacus
 		ab_buf_printf(&b, "adapt %.17g %d\n", m->adapt, m->adapt_rows);
 	for (int i = 0; i < AB_RATE_COUNT; i++)
 		ab_buf_printf(&b, "rate %s %.17g %.17g\n", ab_machine_rate_names[i], m->rate[i], m->spread[i]);
+	for (size_t i = 0; i < m->n_shots; i++) {
+		const ab_shot *s = &m->shots[i];
+		ab_buf_printf(&b, "shot %.17g %.17g", s->lr, exp(s->log_batch));
+		for (int j = 0; j < AB_COMP_DIM; j++)
+			ab_buf_printf(&b, " %.9g", s->comp[j]); /* shares: 1e-9 moves a weight by far less */
+		ab_buf_printf(&b, "\n");
+	}
 	if (b.oom) {
 		ab_free(b.data);
 		return ab_err(err, ABACUS_ENOMEM, "machine profile", "out of memory");
@@ -254,6 +300,8 @@ int abacus_machine_save(char **out, size_t *len, const abacus_machine *m, abacus
 
 void abacus_machine_free(abacus_machine *m)
 {
+	if (m)
+		ab_free(m->shots);
 	ab_free(m);
 }
 
@@ -311,4 +359,63 @@ size_t abacus_machine_n_rates(void)
 const char *abacus_machine_rate_name(size_t i)
 {
 	return i < AB_RATE_COUNT ? ab_machine_rate_names[i] : NULL;
+}
+
+/* The few-shot local correction. One factor for a whole machine (the median of measured / predicted over
+ * the adaptation's rows) cannot move a machine whose error is kind by kind: on 2026-12-05 the
+ * leave-one-machine-out error with ten rows was no better than with none (docs/MACHINES.md). What a few rows
+ * do support is their own neighbourhood: the same network at another batch or optimizer, or one made of the
+ * same operators in the same proportions, is off on this machine by about what the measured row was off. So
+ * a configuration gets a Nadaraya–Watson mean of the shots' residuals beyond the common factor, weighted by
+ * a Gaussian kernel of the distance between compositions (the novelty distance's space, novelty.c) and of
+ * the batches' log ratio, and shrunk towards 0 by a prior weight: far from every shot the correction
+ * vanishes and the common factor is all that is left; on a shot's own network it is most of that shot's
+ * residual (a shot is one noisy measurement). The constants (machine.h) were chosen on leave-one-machine-out
+ * with one shot per network (2026-12-05, five machines, `abacus eval --protocol lomachine --shots 100`):
+ * bandwidth 0.05 / 0.1 with prior 0.5 and 0.05 with prior 1 gave one thread 17.3 / 16.5 / 17.9 % (one factor
+ * alone: 20.0 %), the capped CPU 9.7 / 9.5 / 9.7 % (12.3 %), the Intel VM 16.7 / 16.1 / 16.6 % (18.5 %);
+ * with ten shots (few rows have a shot near them) the one-thread machines moved by under 0.5 point and the
+ * two-thread ones got 1.5-2.5 points worse (their shots are as noisy as their rows: noise floor 40-47 %). */
+double ab_shot_correction(const ab_shot *s, size_t n, size_t skip, double a, const double comp[AB_COMP_DIM],
+                          double log_batch)
+{
+	const double h = AB_SHOT_BANDWIDTH, beta = AB_SHOT_BATCH_WEIGHT, k0 = AB_SHOT_PRIOR;
+	double sw = 0, swr = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i == skip)
+			continue;
+		double d2 = 0;
+		for (int j = 0; j < AB_COMP_DIM; j++) {
+			double d = comp[j] - s[i].comp[j];
+			d2 += d * d;
+		}
+		double db = beta * (log_batch - s[i].log_batch);
+		double w = exp(-(d2 + db * db) / (2 * h * h));
+		sw += w;
+		swr += w * (s[i].lr - a);
+	}
+	return sw > 0 ? swr / (k0 + sw) : 0;
+}
+
+size_t abacus_machine_n_shots(const abacus_machine *m)
+{
+	return m->n_shots;
+}
+
+void abacus_machine_unadapt(abacus_machine *m)
+{
+	m->adapt = 1;
+	m->adapt_rows = 0;
+	ab_free(m->shots);
+	m->shots = NULL;
+	m->n_shots = 0;
+}
+
+double abacus_machine_shot_loo(const abacus_machine *m, size_t i)
+{
+	if (i >= m->n_shots)
+		return NAN;
+	const ab_shot *s = &m->shots[i];
+	double a = log(m->adapt), pred = a + ab_shot_correction(m->shots, m->n_shots, i, a, s->comp, s->log_batch);
+	return fabs(exp(pred) - exp(s->lr)) / exp(s->lr); /* both relative to the bare prediction */
 }

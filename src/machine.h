@@ -7,6 +7,7 @@
 #define ABACUS_MACHINE_H
 
 #include "abacus.h"
+#include "analysis.h"
 
 typedef enum {
 	AB_RATE_CONV_DENSE,        /* s per FLOP: 3×3 convolution forward + backward (oneDNN) */
@@ -35,6 +36,26 @@ extern const char *const ab_machine_rate_names[AB_RATE_COUNT];
 /* The index of a rate's name, or -1. */
 int ab_machine_rate_index(const char *name);
 
+/* A configuration measured on the machine (`abacus adapt`), for the few-shot local correction
+ * (ab_shot_correction): where it lies (its composition, features.c ab_composition, and its batch's log) and
+ * lr = log(measured / predicted from the bare profile). */
+typedef struct ab_shot {
+	double lr, log_batch;
+	double comp[AB_COMP_DIM];
+} ab_shot;
+/* At most this many shots: about 0.9 KB each in the file, whose limit is 1 MiB (machine.c). */
+#define AB_MAX_SHOTS 1000
+/* The local correction's kernel (machine.c says why these values): its bandwidth in composition distance,
+ * the weight of the batches' log ratio in that distance, and the prior weight that shrinks it. */
+#define AB_SHOT_BANDWIDTH 0.1
+#define AB_SHOT_BATCH_WEIGHT 0.03
+#define AB_SHOT_PRIOR 0.5
+
+/* The log correction the shots give a configuration at (comp, log_batch) beyond the machine's common factor
+ * exp(a): a kernel-weighted mean of the shots' lr − a, shrunk towards 0 (machine.c says how). */
+double ab_shot_correction(const ab_shot *s, size_t n, size_t skip, double a, const double comp[AB_COMP_DIM],
+                          double log_batch);   /* skip: a shot left out (leave-one-out), SIZE_MAX for none */
+
 struct abacus_machine {
 	char id[96];
 	char runtime[64];
@@ -45,6 +66,8 @@ struct abacus_machine {
 	double spread[AB_RATE_COUNT]; /* (max − min) / median over the runs */
 	double adapt;                 /* `abacus adapt`: measured / predicted time on this machine's rows (1) */
 	int adapt_rows;               /* how many rows gave it (0: not adapted) */
+	ab_shot *shots;               /* the rows of the adaptation, for the local correction (owned) */
+	size_t n_shots;
 };
 
 #endif

@@ -342,8 +342,11 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 	return 0;
 }
 
-int abacus_predict_machine(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a,
-                           const abacus_machine *machine, double calib_s, abacus_error *err)
+/* The profile-mode prediction; with `bare`, without the machine's few-shot factor and shots (what `abacus
+ * adapt` compares its rows with). *comp (may be NULL) gets the configuration's composition. */
+static int predict_machine(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a,
+                           const abacus_machine *machine, double calib_s, int bare, double comp[AB_COMP_DIM],
+                           abacus_error *err)
 {
 	memset(out, 0, sizeof *out);
 	if (!p->has_profile)
@@ -354,16 +357,57 @@ int abacus_predict_machine(abacus_prediction *out, const abacus_predictor *p, co
 		              "configuration is priced for %s: profile the machine through that runtime (abacus calibrate "
 		              "--python PATH --out FILE) or analyse with --runtime %s", machine->runtime, a->rt->name,
 		              machine->runtime);
-	double x[4096], terms[AB_TIME_TERMS];
+	double x[4096], terms[AB_TIME_TERMS], c[AB_COMP_DIM];
 	int rc = vector_and_terms(x, sizeof x / sizeof x[0], terms, p, a, machine->threads, err);
 	if (rc)
 		return rc;
+	ab_composition(c, x);
+	if (comp)
+		memcpy(comp, c, sizeof c);
 	double ref = machine->rate[AB_RATE_REFERENCE];
-	double tb = ab_time_base_profile(&p->pm, terms, machine->rate, calib_s > 0 && ref > 0 ? calib_s / ref : 1) *
-	            machine->adapt;
+	double tb = ab_time_base_profile(&p->pm, terms, machine->rate, calib_s > 0 && ref > 0 ? calib_s / ref : 1);
+	if (!bare)
+		tb *= machine->adapt * exp(ab_shot_correction(machine->shots, machine->n_shots, SIZE_MAX, log(machine->adapt),
+		                                              c, log((double)a->cfg.batch)));
 	fill_prediction(out, p, &p->pm, p->pm.q_time, x, tb, a);
 	out->hw = machine->id;
 	out->calib_s = calib_s > 0 ? calib_s : ref;
+	return 0;
+}
+
+int abacus_predict_machine(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a,
+                           const abacus_machine *machine, double calib_s, abacus_error *err)
+{
+	return predict_machine(out, p, a, machine, calib_s, 0, NULL, err);
+}
+
+int abacus_machine_add_shot(abacus_machine *m, const abacus_predictor *p, const abacus_analysis *a, double measured_s,
+                            double calib_s, double *log_ratio, abacus_error *err)
+{
+	if (!(measured_s > 0) || !isfinite(measured_s))
+		return ab_err(err, ABACUS_EINVAL, m->id, "a shot needs a measured time > 0 s (got %g)", measured_s);
+	if (m->n_shots >= AB_MAX_SHOTS)
+		return ab_err(err, ABACUS_ELIMIT, m->id, "more than %d shots for one machine: adapt on fewer rows "
+		              "(a few per network are plenty)", AB_MAX_SHOTS);
+	abacus_prediction pr;
+	double c[AB_COMP_DIM];
+	int rc = predict_machine(&pr, p, a, m, calib_s, 1, c, err);
+	if (rc)
+		return rc;
+	double lr = log(measured_s / pr.time_s);
+	if (!(fabs(lr) <= 20))
+		return ab_err(err, ABACUS_EINVAL, m->id, "a measured time of %g s against %g s predicted is no shot of this "
+		              "machine", measured_s, pr.time_s);
+	ab_shot *grown = ab_realloc(m->shots, (m->n_shots + 1) * sizeof *grown);
+	if (!grown)
+		return ab_err(err, ABACUS_ENOMEM, m->id, "out of memory");
+	m->shots = grown;
+	ab_shot *s = &m->shots[m->n_shots++];
+	s->lr = lr;
+	s->log_batch = log((double)a->cfg.batch);
+	memcpy(s->comp, c, sizeof c);
+	if (log_ratio)
+		*log_ratio = lr;
 	return 0;
 }
 

@@ -193,6 +193,11 @@ sed 's/^machine mA/machine mB/' tests/data/machines/mA.machine >/tmp/abacus_cli_
 expect_rc "adapt on mB's rows" 0 $A adapt --machine /tmp/abacus_cli_mb.$$.machine tests/data/three_machines.csv --model $PB
 grep -q "^adapt 1\.9[0-9]* 60$\|^adapt 2\.0[0-9]* 60$" /tmp/abacus_cli_mb.$$.machine && ok "adapt writes a factor near 2 from 60 rows" || bad "adapt writes a factor near 2 from 60 rows"
 grep -q "adapting took" /tmp/abacus_cli_out.$$ && ok "adapt prints how long it took" || bad "adapt prints how long it took"
+grep -q "leave-one-out" /tmp/abacus_cli_out.$$ && ok "adapt prints the rows' leave-one-out error" || bad "adapt prints the rows' leave-one-out error"
+[ "$(grep -c '^shot ' /tmp/abacus_cli_mb.$$.machine)" = 60 ] && ok "adapt saves its 60 rows as shots" || bad "adapt saves its 60 rows as shots"
+expect_rc "adapt again on the adapted profile" 0 $A adapt --machine /tmp/abacus_cli_mb.$$.machine tests/data/three_machines.csv --model $PB
+[ "$(grep -c '^shot ' /tmp/abacus_cli_mb.$$.machine)" = 60 ] && ok "adapting again replaces the shots" || bad "adapting again replaces the shots"
+expect_rc "predict --machine with shots" 0 $A predict $G --batch 4 --model $PB --machine /tmp/abacus_cli_mb.$$.machine
 expect_rc "adapt without rows of the machine" 1 $A adapt --machine tests/data/machines/mA.machine tests/data/small.csv --model $PB
 grep -q "no ok row was measured on machine mA" /tmp/abacus_cli_err.$$ && ok "adapt names the machine without rows" || bad "adapt names the machine without rows"
 expect_rc "adapt without --machine" 2 $A adapt tests/data/three_machines.csv

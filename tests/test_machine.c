@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "machine.h"
 #include "tests.h"
 #include "util.h"
 
@@ -144,6 +145,27 @@ void test_machine_profile_corrupt(void)
 	expect_error(bad, ABACUS_EPARSE, "line 7: unknown field 'colour'");
 	edit(bad, sizeof bad, text, "rate norm_rows 1.150000e-07 0.0125", "rate norm_rows 1.15e-07");
 	expect_error(bad, ABACUS_EPARSE, "'rate NAME SECONDS SPREAD'");
+	/* Shot lines (abacus adapt): a log ratio, a batch >= 1 and exactly AB_COMP_DIM composition numbers. */
+	{
+		char shot[1024];
+		size_t k = (size_t)snprintf(shot, sizeof shot, "runs 5\nshot 0.25 4");
+		for (int j = 0; j < AB_COMP_DIM; j++)
+			k += (size_t)snprintf(shot + k, sizeof shot - k, " 0.01");
+		snprintf(shot + k, sizeof shot - k, "\n");
+		edit(bad, sizeof bad, text, "runs 5\n", shot);
+		abacus_machine *ok = NULL;
+		abacus_error err;
+		CHECK(abacus_machine_load(&ok, bad, strlen(bad), &err) == 0);
+		CHECK(ok && abacus_machine_n_shots(ok) == 1);
+		abacus_machine_free(ok);
+		edit(bad, sizeof bad, text, "runs 5\n", "runs 5\nshot 0.25 4 0.1 0.2\n");
+		expect_error(bad, ABACUS_EPARSE, "line 8: a shot line");
+		edit(bad, sizeof bad, text, "runs 5\n", "runs 5\nshot 0.25 4 x\n");
+		expect_error(bad, ABACUS_EPARSE, "line 8: a shot line");
+		shot[strlen("runs 5\nshot 0.25 ")] = '0'; /* batch 0 */
+		edit(bad, sizeof bad, text, "runs 5\n", shot);
+		expect_error(bad, ABACUS_EPARSE, "batch >= 1");
+	}
 	/* Every prefix of a valid file loads or is a clear error, never a crash (ASan checks the reads). */
 	for (size_t n = 0; n < strlen(text); n++) {
 		abacus_error err;
@@ -397,6 +419,53 @@ void test_predict_machine(void)
 	}
 	abacus_machine_free(back);
 	abacus_buffer_free(mt);
+	back = NULL;
+	mt = NULL;
+	/* A shot: the same configuration measured 1.5× the bare prediction, with the factor at 1.2, is predicted
+	 * at 1.2 · exp(w (log 1.5 − log 1.2) / (k0 + w)) with w = 1 (distance 0); a graph of other operators
+	 * (far from it) gets the factor alone; the shot survives save and load; its leave-one-out error is the
+	 * factor's alone, |1.2 − 1.5| / 1.5. */
+	abacus_machine_unadapt(ms[0]);
+	CHECK(abacus_machine_n_shots(ms[0]) == 0);
+	CHECK(abacus_machine_adapted(ms[0], &rows) == 1.0 && rows == 0);
+	double lr = 0;
+	CHECK(abacus_machine_add_shot(ms[0], p, a, 1.5 * pa.time_s, 0, &lr, &err) == 0);
+	CHECK(fabs(lr - log(1.5)) < 1e-12);
+	CHECK(abacus_machine_add_shot(ms[0], p, a, -1, 0, NULL, &err) == ABACUS_EINVAL);
+	CHECK(abacus_machine_n_shots(ms[0]) == 1);
+	CHECK(abacus_machine_adapt(ms[0], 1.2, 1, &err) == 0);
+	CHECK(abacus_predict_machine(&pc, p, a, ms[0], 0, &err) == 0);
+	double want = 1.2 * exp(log(1.5 / 1.2) / (AB_SHOT_PRIOR + 1));
+	CHECK(fabs(pc.time_s / pa.time_s - want) < 1e-9);
+	CHECK(fabs(abacus_machine_shot_loo(ms[0], 0) - 0.3 / 1.5) < 1e-12);
+	CHECK(isnan(abacus_machine_shot_loo(ms[0], 1)));
+	{
+		abacus_graph *g2 = NULL;
+		abacus_analysis *a2 = NULL;
+		abacus_prediction q0, q1;
+		CHECK(abacus_graph_load_file(&g2, "tests/data/graphs/mlp-32.onnx", &err) == 0);
+		if (g2 && abacus_analyze(&a2, g2, &cfg, &err) == 0) {
+			abacus_machine *bare = NULL;
+			CHECK(abacus_machine_load(&bare, ta, strlen(ta), &err) == 0);
+			if (bare && abacus_predict_machine(&q0, p, a2, bare, 0, &err) == 0 &&
+			    abacus_predict_machine(&q1, p, a2, ms[0], 0, &err) == 0)
+				CHECK(fabs(q1.time_s / q0.time_s - 1.2) < 1e-6);
+			abacus_machine_free(bare);
+		}
+		abacus_analysis_free(a2);
+		abacus_graph_free(g2);
+	}
+	CHECK(abacus_machine_save(&mt, &len, ms[0], &err) == 0);
+	if (mt)
+		CHECK(abacus_machine_load(&back, mt, len, &err) == 0);
+	if (back) {
+		CHECK(abacus_machine_n_shots(back) == 1);
+		abacus_prediction pd;
+		CHECK(abacus_predict_machine(&pd, p, a, back, 0, &err) == 0);
+		CHECK(fabs(pd.time_s / pc.time_s - 1) < 1e-12);
+	}
+	abacus_machine_free(back);
+	abacus_buffer_free(mt);
 out:
 	abacus_analysis_free(a);
 	abacus_graph_free(g);
@@ -406,4 +475,26 @@ out:
 	abacus_machine_free(ms[0]);
 	abacus_machine_free(ms[1]);
 	abacus_dataset_free(d);
+}
+
+/* The local correction by hand: a shot at the query's composition and batch weighs 1, so the correction is
+ * its residual beyond the factor shrunk by the prior, r / (k0 + 1); at 4× the batch its weight is
+ * exp(−(β log 4)² / 2h²); a shot at distance 1 weighs nothing; leaving the near shot out leaves ~0. */
+void test_shot_correction(void);
+void test_shot_correction(void)
+{
+	ab_shot s[2];
+	memset(s, 0, sizeof s);
+	s[0].lr = 0.4;
+	s[0].log_batch = log(4.0);
+	s[1].lr = -0.6;
+	s[1].log_batch = log(4.0);
+	s[1].comp[0] = 1.0;
+	double q[AB_COMP_DIM] = { 0 }, a = 0.1;
+	double near = ab_shot_correction(s, 2, SIZE_MAX, a, q, log(4.0));
+	CHECK(fabs(near - 0.3 / (AB_SHOT_PRIOR + 1)) < 1e-12);
+	double db = AB_SHOT_BATCH_WEIGHT * log(4.0), w = exp(-db * db / (2 * AB_SHOT_BANDWIDTH * AB_SHOT_BANDWIDTH));
+	CHECK(fabs(ab_shot_correction(s, 2, SIZE_MAX, a, q, log(16.0)) - 0.3 * w / (AB_SHOT_PRIOR + w)) < 1e-12);
+	CHECK(fabs(ab_shot_correction(s, 2, 0, a, q, log(4.0))) < 1e-12);
+	CHECK(ab_shot_correction(s, 0, SIZE_MAX, a, q, log(4.0)) == 0);
 }
