@@ -45,9 +45,9 @@ extern "C" {
 /* The version of this header; abacus_version() says the library's, which a program linked against another
  * build may differ from. Minor versions add to the API, a major version may change it. */
 #define ABACUS_VERSION_MAJOR 0
-#define ABACUS_VERSION_MINOR 5
+#define ABACUS_VERSION_MINOR 6
 #define ABACUS_VERSION_PATCH 0
-#define ABACUS_VERSION "0.5.0"
+#define ABACUS_VERSION "0.6.0"
 #define ABACUS_MAX_RANK 8
 
 /* The library's version: its string, and the numbers through the pointers that are not NULL. */

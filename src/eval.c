@@ -167,12 +167,19 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		pts[k].memory_bytes = M;
 		pts[k].memory_pred_bytes = mem;
 		pts[k].time_base_s = base_t;
-		pts[k].time_lo_s = m.has_intervals ? t_adj * exp(m.q_time[0]) : 0;
-		pts[k].time_hi_s = m.has_intervals ? t_adj * exp(m.q_time[1]) : 0;
-		pts[k].memory_lo_bytes = m.has_intervals ? mem * exp(m.q_mem[0]) : 0;
-		pts[k].memory_hi_bytes = m.has_intervals ? mem * exp(m.q_mem[1]) : 0;
+		/* The intervals as the predictor makes them (predictor.c fill_prediction): the hardware id's time
+		 * quantiles (profile mode: the machines' together), each end widened with the distance from the
+		 * training graphs (novelty.c). Until 2026-12-05 they were the global quantiles unwidened here, so
+		 * that eval's coverage was not quite what a user of the bundle gets. */
+		double nov = ab_novelty_distance(&m.nov, ex->X + r * (size_t)ex->d);
+		const double *qt = m.profile ? m.q_time : m.q_time_hw[ex->hw[r]];
+		double st = 1 + m.nov.widen_t * nov, sm_lo = 1 + m.nov.widen_m[0] * nov, sm_hi = 1 + m.nov.widen_m[1] * nov;
+		pts[k].time_lo_s = m.has_intervals ? t_adj * exp(qt[0] * st) : 0;
+		pts[k].time_hi_s = m.has_intervals ? t_adj * exp(qt[1] * st) : 0;
+		pts[k].memory_lo_bytes = m.has_intervals ? mem * exp(m.q_mem[0] * sm_lo) : 0;
+		pts[k].memory_hi_bytes = m.has_intervals ? mem * exp(m.q_mem[1] * sm_hi) : 0;
 		pts[k].memory_base_bytes = ex->peak[r];
-		pts[k].novelty = ab_novelty_distance(&m.nov, ex->X + r * (size_t)ex->d);
+		pts[k].novelty = nov;
 		net_t[ex->net[r]] += errs[E_TIME][k];
 		net_m[ex->net[r]] += errs[E_MEM][k];
 		net_n[ex->net[r]]++;

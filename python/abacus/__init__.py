@@ -24,7 +24,7 @@ from ._report import Estimate, LayerRow, Summary, fmt_bytes, fmt_duration
 
 __all__ = ["estimate", "max_batch", "plan", "summary", "AbacusError", "Estimate", "Summary", "LayerRow",
            "parse_bytes", "library_version", "fmt_bytes", "fmt_duration"]
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 
 def library_version() -> str:
