@@ -90,6 +90,47 @@ def cap_name(env=None) -> str:
     return ";".join(f"{k}={v}" for k, v in sorted(got.items()))
 
 
+# OpenBLAS cores that use no AVX (its generic x86-64 kernels): picked when OpenBLAS does not know the CPU
+# model. Debian 12's OpenBLAS 0.3.21 falls back to Prescott (SSE3) on Intel family 6 model 207 (2026-12-05,
+# a KVM guest): 512x512 matrix products at 13.0 GFLOP/s against 68.3 with OPENBLAS_CORETYPE=SkylakeX.
+OLD_BLAS_CORES = ("prescott", "core2", "katmai", "coppermine", "northwood", "banias", "atom", "nehalem", "dunnington",
+                  "penryn", "opteron", "barcelona", "bobcat", "athlon", "unknown")
+
+
+def openblas_core() -> str | None:
+    """The core OpenBLAS chose in this process ('Prescott', 'SkylakeX', ...), None without OpenBLAS. Call it
+    after the framework loaded its BLAS: the library found here is the one mapped into the process."""
+    import ctypes
+    for name in ("libblas.so.3", "libopenblas.so.0"):
+        try:
+            lib = ctypes.CDLL(name)
+            fn = lib.openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        fn.restype = ctypes.c_char_p
+        core = fn()
+        return core.decode() if core else None
+    return None
+
+
+def blas_core_warning(core: str | None, isa: str, env=None) -> str | None:
+    """A warning when OpenBLAS runs kernels without AVX on a CPU that has AVX2 or AVX-512 and no cap asks
+    for it (OPENBLAS_CORETYPE unset): its matrix products then run several times below the CPU's speed.
+    The profile and the rows measure what runs, so predictions stay right; the user may want it faster."""
+    env = os.environ if env is None else env
+    if not core or env.get("OPENBLAS_CORETYPE") or core.lower() not in OLD_BLAS_CORES:
+        return None
+    flags = isa.split()
+    fix = "SkylakeX" if "avx512f" in flags else "Haswell" if "avx2" in flags else None
+    if not fix:
+        return None
+    return (f"OpenBLAS runs its generic '{core}' kernels on this CPU (its version does not know this CPU model), "
+            f"without the CPU's {'AVX-512' if fix == 'SkylakeX' else 'AVX2'}: matrix products, recurrent layers and "
+            f"1x1 convolutions run several times slower than they could. The profile measures what runs, so "
+            f"predictions for this setup stay right; to train faster, set OPENBLAS_CORETYPE={fix} (a machine id "
+            f"of its own: calibrate again under it)")
+
+
 def torch_capability(config_text: str) -> str:
     """'AVX512', 'AVX2', 'NO AVX' from torch.__config__.show(); 'unknown' when it does not say."""
     m = re.search(r"CPU capability usage:\s*([^\n]+)", config_text)

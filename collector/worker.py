@@ -500,6 +500,9 @@ def main(argv=None) -> int:
         from collector import machine, machine_profile
         d = machine.describe(a.threads, machine.runtime_name(torch), blas_library(),
                              machine.torch_capability(torch.__config__.show()))
+        warn = machine.blas_core_warning(machine.openblas_core(), d["isa"])
+        if warn:
+            log("warning: " + warn)
         rates, secs = machine_profile.measure(torch, runs=a.runs, log=log)
         sys.stdout.write(machine_profile.render(machine.machine_id(d), a.threads, d["runtime"], rates, secs, a.runs))
         sys.stdout.flush()

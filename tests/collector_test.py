@@ -42,6 +42,8 @@ KEY = ("network", "input_shape", "batch", "optimizer", "hw", "repeat", "machine"
 PY = "/usr/bin/python3"
 # The worker as a module of the collector package, run from the repository root (collector/__init__.py).
 WORKER = ["-m", "collector.worker"]
+sys.path.insert(0, ROOT)
+from collector import machine as mach  # noqa: E402 - the descriptor's pure functions, tested in-process
 
 failures = []
 
@@ -280,6 +282,18 @@ def case_machine():
         check(prof["machine"] == a["machine"], "the profile names this machine")
         check(os.path.exists(os.path.join(pdir, a["machine"] + ".machine")), "DIR/<id>.machine written")
         check(len(prof["rates"]) == 19 and all(v["seconds"] > 0 for v in prof["rates"].values()), "19 positive rates")
+        # OpenBLAS's fallback to kernels without AVX on a CPU that has it is named (Debian's 0.3.21 on
+        # Intel family 6 model 207 runs Prescott's); the same process-level detection as the worker's.
+        if mach.blas_core_warning(mach.openblas_core(), a["descriptor"]["isa"]):
+            check("warning: OpenBLAS runs its generic" in p.stderr, "calibrate warns of OpenBLAS's generic kernels")
+    w = mach.blas_core_warning("Prescott", "sse4_2 avx avx2 fma avx512f")
+    check(w is not None and "OPENBLAS_CORETYPE=SkylakeX" in w, f"Prescott on AVX-512 names the fix: {w}")
+    w = mach.blas_core_warning("Prescott", "sse4_2 avx avx2 fma")
+    check(w is not None and "OPENBLAS_CORETYPE=Haswell" in w, "Prescott on AVX2 names Haswell")
+    check(mach.blas_core_warning("SkylakeX", "avx2 avx512f") is None, "no warning for a core with AVX")
+    check(mach.blas_core_warning("Nehalem", "avx2 avx512f", env={"OPENBLAS_CORETYPE": "Nehalem"}) is None,
+          "no warning when a cap asks for the old core")
+    check(mach.blas_core_warning("Prescott", "sse4_1 sse4_2") is None, "no warning on a CPU without AVX2")
     # The table: one line per id, written by a real run, not again by a second one.
     out = os.path.join(TMP, "mt", "m.csv")
     os.makedirs(os.path.dirname(out), exist_ok=True)
