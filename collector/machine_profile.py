@@ -9,8 +9,9 @@ convolutions 2.3x and the BLAS products differently) is priced kind by kind, not
 
 Layers run forward and backward (what a training step does), under the protocol's threads and environment.
 Every benchmark is timed as the median of several calls after warm-up; `measure(runs=R)` repeats the whole
-set R times (in one process) and reports per rate the median and the relative spread (max-min)/median,
-which docs/MACHINES.md reports as the profile's repeatability.
+set R times (in one process) and reports per rate the median over the passes of its ratio to that pass's
+reference workload, times the median reference, and the relative spread (max-min)/median of those values,
+which docs/MACHINES.md reports as the profile's repeatability (plain medians until 2026-12-05).
 
 The output is the profile file (text, line-oriented; src/machine.c reads it):
     abacus-machine-profile 1
@@ -318,8 +319,17 @@ def measure(torch, runs: int = 5, log=None) -> tuple[dict, float]:
         k += 1
         if log:
             log(f"profile pass {k}/{runs}: {time.perf_counter() - t0:.1f} s (busy_other {busy:.2f})")
+    # Each pass's rates over that pass's reference workload, the median of those ratios over the passes, times
+    # the median reference (scripts/merge_profiles.py does the same over whole runs): a host whose speed
+    # wanders between passes (the Intel VM of 2026-12-05: references 24-44 ms a minute apart) then moves the
+    # reference and the rates together, and the time model, which scales the rates by each row's speed
+    # index over the reference, sees the ratio only. The spread is that of the normalised values.
+    ref = per["reference"]
+    ref_med = statistics.median(ref)
     out = {}
     for r, v in per.items():
+        if r != "reference" and all(x > 0 for x in ref):
+            v = [x / rk * ref_med for x, rk in zip(v, ref)]
         med = statistics.median(v)
         out[r] = (med, (max(v) - min(v)) / med if med > 0 else 0.0)
     return out, time.perf_counter() - t0
