@@ -7,17 +7,20 @@ It imports only torch and onnx (never the zoo), so that it can travel on its own
 
   m, info = export_module(model, example_input)   # an onnx.ModelProto with stripped weights
 
-model.train(); torch.onnx.export(..., training=TRAINING, do_constant_folding=False, opset_version=14,
+model.train(); torch.onnx.export(..., training=TRAINING, do_constant_folding=False, opset_version=14, its
+common-subexpression pass off (`_no_cse`),
 dynamic batch axis); then the weights are stripped: floating-point initializers lose their data (dims and
 data_type kept), integer initializers with at most 1024 elements are kept as they are (shape constants),
 larger ones lose their data too.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 import time
+import warnings
 from typing import Dict, List, Optional, Tuple
 
 import onnx
@@ -106,6 +109,22 @@ def _zero_symbolic(g, input, *args):
     return g.op("ConstantOfShape", g.op("Shape", input), value_t=torch.zeros(1, dtype=tdt))
 
 
+# aten::detach (Tensor.detach(): a straight-through estimator's z.detach(), capsule routing's uh.detach()):
+# torch 1.13's symbolic drops it (ONNX graphs are for inference), and the graph then has a gradient flow
+# that training does not: every op downstream of a detached tensor looked as if it saved its inputs for a
+# backward that never runs (the capsule network of scripts/outside_zoo.py, batch 4: 11.7 MiB simulated
+# saved activations against 1.1 MiB saved by PyTorch). It becomes StopGradient in Abacus's own domain
+# (STOP_GRADIENT_DOMAIN; torch imports it at version 1 where a graph uses it): a view whose output requires
+# no gradient (src/ops.c).
+STOP_GRADIENT_DOMAIN = "ai.abacus"
+
+
+def _detach_symbolic(g, input):
+    out = g.op(f"{STOP_GRADIENT_DOMAIN}::StopGradient", input)
+    out.setType(input.type())
+    return out
+
+
 _REGISTERED = False
 
 
@@ -116,6 +135,7 @@ def _register_symbolics():
     torch.onnx.register_custom_op_symbolic("aten::bernoulli", _bernoulli_symbolic, OPSET)
     torch.onnx.register_custom_op_symbolic("aten::zero", _zero_symbolic, OPSET)
     torch.onnx.register_custom_op_symbolic("aten::adaptive_avg_pool2d", _adaptive_avg_pool2d_symbolic, OPSET)
+    torch.onnx.register_custom_op_symbolic("aten::detach", _detach_symbolic, OPSET)
     _REGISTERED = True
 
 
@@ -188,6 +208,22 @@ def _inputs_to_initializers(m: onnx.ModelProto, model: torch.nn.Module) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def _no_cse():
+    """torch.onnx.export with its common-subexpression pass off. The trace records every op that training
+    runs; the pass then merges ops that compute the same value from the same inputs, so a module applied
+    twice to one tensor (a Perceiver's shared cross attention re-normalising and re-projecting the same
+    tokens at each pass) became one node, while PyTorch runs it, and saves its tensors for backward, twice:
+    the Perceiver of scripts/outside_zoo.py lost 1.3 MiB of saved activations, its peak simulated 8.6 %
+    low (batch 4, L256; 1.5 % low with the pass off). The graph must be what the step runs."""
+    orig = torch._C._jit_pass_cse
+    torch._C._jit_pass_cse = lambda graph: False
+    try:
+        yield
+    finally:
+        torch._C._jit_pass_cse = orig
+
+
 def export_module(model: torch.nn.Module, x, notes: Optional[List[str]] = None, fast: bool = True,
                   workdir: Optional[str] = None) -> Tuple[onnx.ModelProto, dict]:
     """Trace `model` in training mode on the example input `x` (batch TRACE_BATCH; the batch axis is
@@ -218,14 +254,17 @@ def export_module(model: torch.nn.Module, x, notes: Optional[List[str]] = None, 
             dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
         )
         m = None
-        if fast:
-            torch.onnx.export(model, x, raw, export_params=False, **kw)
-            m = onnx.load(raw, load_external_data=False)
-            if not _inputs_to_initializers(m, model):
-                m = None
-        if m is None:
-            torch.onnx.export(model, x, raw, **kw)
-            m = onnx.load(raw, load_external_data=False)
+        with _no_cse(), warnings.catch_warnings():
+            # torch has no shape rule for StopGradient (_detach_symbolic sets its output's type itself)
+            warnings.filterwarnings("ignore", message="The shape inference of ai.abacus::StopGradient")
+            if fast:
+                torch.onnx.export(model, x, raw, export_params=False, **kw)
+                m = onnx.load(raw, load_external_data=False)
+                if not _inputs_to_initializers(m, model):
+                    m = None
+            if m is None:
+                torch.onnx.export(model, x, raw, **kw)
+                m = onnx.load(raw, load_external_data=False)
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     ext = any(t.data_location == TensorProto.EXTERNAL for t in m.graph.initializer)

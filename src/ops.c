@@ -176,6 +176,12 @@ const ab_opdef ab_ops[] = {
 	{ .name = "LSTM", .cat = C(RECURRENT), .shape = ab_shape_rnn, .cost = ab_cost_rnn, .gates = 4 },
 	{ .name = "GRU", .cat = C(RECURRENT), .shape = ab_shape_rnn, .cost = ab_cost_rnn, .gates = 3 },
 	{ .name = "RNN", .cat = C(RECURRENT), .shape = ab_shape_rnn, .cost = ab_cost_rnn, .gates = 1 },
+	/* Abacus's domain. StopGradient: PyTorch's Tensor.detach(), which torch's exporter drops (an ONNX graph
+	 * is for inference) and the collector's writes (collector/graph_export.py): a view of its input whose
+	 * output requires no gradient, so nothing downstream saves tensors for a backward that never runs
+	 * (a capsule network's routing on detached predictions, a straight-through estimator's z.detach()). */
+	{ .name = "StopGradient", .domain = AB_DOMAIN, .cat = C(LAYOUT), .shape = ab_shape_unary, .fold = ab_fold_same_data,
+	  .cost = ab_cost_move, .flags = AB_OP_VIEW | AB_OP_NOGRAD, .strides = AB_STRIDES_SAME },
 };
 const int ab_n_ops = (int)(sizeof ab_ops / sizeof ab_ops[0]);
 
@@ -193,11 +199,13 @@ const char *abacus_category_name(abacus_category c)
 
 int ab_op_lookup(const char *op, const char *domain)
 {
-	if (domain && domain[0] && strcmp(domain, "ai.onnx"))
-		return -1;
-	/* Comparing the first character first skips most rows without a call. */
+	if (domain && (!domain[0] || !strcmp(domain, "ai.onnx")))
+		domain = NULL;
+	/* Comparing the first character first skips most rows without a call. A row answers its own domain
+	 * only: a custom domain's op of a standard op's name is not that op. */
 	for (int i = 0; i < ab_n_ops; i++)
-		if (ab_ops[i].name[0] == op[0] && !strcmp(ab_ops[i].name, op))
+		if (ab_ops[i].name[0] == op[0] && !strcmp(ab_ops[i].name, op) &&
+		    (domain ? ab_ops[i].domain && !strcmp(ab_ops[i].domain, domain) : !ab_ops[i].domain))
 			return i;
 	return -1;
 }

@@ -121,6 +121,7 @@ extern const ab_scalar ab_sc_add, ab_sc_sub, ab_sc_mul, ab_sc_div, ab_sc_mod, ab
 
 typedef struct ab_opdef {
 	const char *name;
+	const char *domain;                     /* NULL: ONNX's default domain; else a custom one (AB_DOMAIN) */
 	abacus_category cat;
 	int (*shape)(ab_ctx *c);
 	int (*fold)(ab_ctx *c);
@@ -164,6 +165,9 @@ static inline unsigned ab_node_flags(const ab_node *n)
 	return n->op_index >= 0 ? ab_ops[n->op_index].flags : 0;
 }
 /* Row index for (op_type, domain), or -1. Domains "" and "ai.onnx" are the standard ops. */
+/* Abacus's own ONNX domain: ops the collector's exporter writes where ONNX has none (StopGradient). */
+#define AB_DOMAIN "ai.abacus"
+
 int ab_op_lookup(const char *op, const char *domain);
 
 /* A reduction node names the axes it reduces (attribute or input), as x.mean(dims) or x.amax(dims) export;

@@ -13,8 +13,8 @@
 struct tb_model {
 	Onnx__ModelProto model;
 	Onnx__GraphProto graph;
-	Onnx__OperatorSetIdProto opset;
-	Onnx__OperatorSetIdProto *opsets[1];
+	Onnx__OperatorSetIdProto opset, custom; /* the default domain's; one custom domain's (tb_node_in) */
+	Onnx__OperatorSetIdProto *opsets[2];
 	void **arena;
 	size_t n_arena;
 };
@@ -189,6 +189,20 @@ void tb_node(tb_model *m, const char *op, const char *const *in, const char *con
 	for (; out && *out; out++)
 		PUSH(m, n->n_output, n->output, str(m, *out));
 	PUSH(m, m->graph.n_node, m->graph.node, n);
+}
+
+void tb_node_in(tb_model *m, const char *domain, const char *op, const char *const *in, const char *const *out)
+{
+	tb_node(m, op, in, out);
+	m->graph.node[m->graph.n_node - 1]->domain = str(m, domain);
+	if (m->model.n_opset_import == 1) {
+		onnx__operator_set_id_proto__init(&m->custom);
+		m->custom.domain = str(m, domain);
+		m->custom.has_version = 1;
+		m->custom.version = 1;
+		m->opsets[1] = &m->custom;
+		m->model.n_opset_import = 2;
+	}
 }
 
 static Onnx__AttributeProto *attr(tb_model *m, const char *name, int type)

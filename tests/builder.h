@@ -25,6 +25,8 @@ void tb_scalar(tb_model *m, const char *name, int dtype, double v);
 void tb_output(tb_model *m, const char *name);
 /* A node: inputs and outputs are NULL-terminated lists of names ("" for an omitted input). */
 void tb_node(tb_model *m, const char *op, const char *const *in, const char *const *out);
+/* A node of a custom domain (its opset, version 1, is imported once: one custom domain per model). */
+void tb_node_in(tb_model *m, const char *domain, const char *op, const char *const *in, const char *const *out);
 /* Attributes on the last node. */
 void tb_attr_int(tb_model *m, const char *name, int64_t v);
 void tb_attr_ints(tb_model *m, const char *name, int n, const int64_t *v);

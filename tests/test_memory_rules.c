@@ -12,6 +12,7 @@
 #include "tests.h"
 
 abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err);
+abacus_analysis *t_analyze_cfg(tb_model *m, const abacus_config *cfg, abacus_graph **g, abacus_error *err);
 
 /* The index of the first layer running `op`, or -1. */
 static int layer_of(const abacus_analysis *a, const char *op)
@@ -917,4 +918,60 @@ void test_reshape_copies_strided(void)
 		CHECK_EQ_I64(abacus_analysis_memory(a)->saved, (v2 ? 768 : 256) + REC(4, 1));
 		FREE_ANALYSIS();
 	}
+}
+
+/* StopGradient (Abacus's domain: the collector's export of Tensor.detach()): its output requires no
+ * gradient. y = detach(x·W1) ⊙ (x·W2) at batch 2, h = x·W1 and g = x·W2 each 2×8×32 floats (2,048 B).
+ * PyTorch's Mul saves the detached h for g's gradient and nothing for h's (none flows there): 2,048 B
+ * saved by the Mul. As an Identity (what torch's own exporter leaves: nothing) the Mul saves both, 4,096 B. The
+ * first MatMul's saved x is the graph input, never an activation. The same op name in the default
+ * domain is not this op. */
+static int64_t detached_product_saved(const char *domain)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 16));
+	tb_weight(m, "w1", D(16, 32));
+	tb_weight(m, "w2", D(16, 32));
+	tb_node(m, "MatMul", L("x", "w1"), L("h"));
+	if (domain)
+		tb_node_in(m, domain, "StopGradient", L("h"), L("hs"));
+	else
+		tb_node(m, "Identity", L("h"), L("hs"));
+	tb_node(m, "MatMul", L("x", "w2"), L("g"));
+	tb_node(m, "Mul", L("hs", "g"), L("y"));
+	tb_output(m, "y");
+	abacus_graph *g;
+	abacus_error err;
+	abacus_analysis *a = t_analyze(m, 2, &g, &err);
+	if (!a) {
+		fprintf(stderr, "  analysis failed: %s\n", err.msg);
+		return -1;
+	}
+	int mul = layer_of(a, "Mul"), sg = layer_of(a, "StopGradient");
+	int64_t saved = mul >= 0 ? abacus_analysis_layer(a, (size_t)mul)->saved_bytes : -1;
+	CHECK((sg >= 0) == (domain != NULL));
+	if (sg >= 0)
+		CHECK_EQ_I64(abacus_analysis_layer(a, (size_t)sg)->saved_bytes, 0);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	return saved;
+}
+
+void test_stop_gradient(void);
+void test_stop_gradient(void)
+{
+	CHECK_EQ_I64(detached_product_saved("ai.abacus"), 2048);
+	CHECK_EQ_I64(detached_product_saved(NULL), 4096);
+
+	/* StopGradient in another domain is an unknown op: --strict names it. */
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8));
+	tb_node_in(m, "com.example", "StopGradient", L("x"), L("y"));
+	tb_output(m, "y");
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.strict = 1;
+	abacus_graph *g;
+	abacus_error err;
+	CHECK(t_analyze_cfg(m, &cfg, &g, &err) == NULL);
+	CHECK(err.code == ABACUS_EUNSUPPORTED && strstr(err.msg, "com.example.StopGradient") != NULL);
 }
