@@ -193,3 +193,30 @@ def test_units():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert abacus.library_version() == abacus.__version__
+
+
+class _TwiceAndDetached(torch.nn.Module):
+    """One Linear applied twice to the same input (torch.onnx's common-subexpression pass merged the two),
+    one of them detached (torch.onnx dropped the detach)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(16, 32)
+
+    def forward(self, x):
+        return self.a(x) * self.a(x).detach()
+
+
+def test_the_graph_is_the_step_training_runs():
+    import onnx
+    from abacus import _export
+    data, _ = _export.graph_bytes(_TwiceAndDetached(), (16,), None, 0)
+    m = onnx.load_from_string(data)
+    ops = [(n.domain, n.op_type) for n in m.graph.node]
+    assert ops.count(("", "Gemm")) + ops.count(("", "MatMul")) == 2, ops
+    assert ops.count(("ai.abacus", "StopGradient")) == 1, ops
+    # The Mul saves the detached operand only (2 × 32 floats at batch 2), not both (the gradient reaches
+    # one side): the same graph without the StopGradient would save 512 B.
+    est = abacus.estimate(_TwiceAndDetached(), input_size=(16,), batch_size=2)
+    mul = [layer for layer in est.layers if layer.op == "Mul"]
+    assert len(mul) == 1 and mul[0].saved_bytes == 256, mul
