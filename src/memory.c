@@ -745,7 +745,8 @@ static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab
 		}
 		int sd = sid[t];
 		int passes = pass_in && i < 32 && (pass_in >> i & 1) &&
-		             (a->shapes[sd].numel == a->shapes[o0].numel || (ab_node_flags(n) & AB_OP_EXPAND_GRAD));
+		             (a->shapes[sd].numel == a->shapes[o0].numel ||
+		              (ab_node_flags(n) & (AB_OP_EXPAND_GRAD | AB_OP_NARROW_GRAD)));
 		if (!view && !fused && st->grad[sd] && is_activation(a, sd) && !read_before(n, sid, i)) {
 			st->gmean[sd] = 0; /* a second gradient: summed out of place into a plain tensor */
 			if (!passes && !(ab_node_flags(n) & AB_OP_EXPAND_GRAD))
@@ -787,7 +788,13 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	 * A sum's backward expands its output's gradient to its input's shape, a view of that buffer
 	 * (AB_OP_EXPAND_GRAD): the consumer's backward reads it in place (measured 2026-12-05 with the
 	 * allocator tracker: an S4 kernel (c * exp(...)).sum(1) of [128, 16, 256], 2 MiB each, B 1 and 4:
-	 * the simulation was one such tensor, +12 %, high while the sum's input got a buffer of its own). */
+	 * the simulation was one such tensor, +12 %, high while the sum's input got a buffer of its own).
+	 * PyTorch's Concat hands each input a narrowed view of its output's gradient (CatBackward's
+	 * grad.narrow), so the whole gradient lives until the last input's part is consumed, and the parts
+	 * are no tensors of their own (AB_OP_NARROW_GRAD): measured 2026-12-06 with the allocator tracker,
+	 * scripts/outside_zoo.py's densecat (cat([x, a]) and cat([x, a, b]), batch 1, 32x32) held the
+	 * second cat's 35-channel gradient until a's two gradients were summed, 0.1 MB above the
+	 * simulation, which had freed it for a's and b's 16-channel parts. */
 	const ab_opdef *def = ab_node_def(n);
 	unsigned pass_in = a->rt->grad_pass ? a->rt->grad_pass(def) : def ? def->grad_pass : 0;
 	int o0 = n->n_out > 0 ? n->out[0] : -1;

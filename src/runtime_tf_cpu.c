@@ -171,6 +171,9 @@ static unsigned tf_grad_pass(const ab_opdef *def)
 {
 	if (!def)
 		return 0;
+	/* TensorFlow's concat gradient slices its output's gradient into tensors of their own. */
+	if (def->flags & AB_OP_NARROW_GRAD)
+		return 0;
 	switch (def->cat) {
 	case ABACUS_CAT_RELU:
 	case ABACUS_CAT_ACT:

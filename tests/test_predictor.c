@@ -28,11 +28,15 @@
  * max reduction's mask and a strided convolution input's copy moved the analytic memory (0.00141 -> 0.00123)
  * and, through the memory features, the trees (memory 0.00054 -> 0.00037, time 0.12279 -> 0.12271). These
  * three are the program's output on this fixture (a regression pin), not derived by hand. */
-#define EXPECT_ANALYTIC_MEM 0.00122758779698531
+/* 2026-12-06: PyTorch's Concat hands its inputs narrowed views of its output's gradient (memory.c
+ * AB_OP_NARROW_GRAD; squeezenet1_1's fire modules concatenate) moved the analytic memory (0.00123 ->
+ * 0.00102) and, through the memory features, the trees (memory 0.00037 -> 0.00032, time 0.12271 ->
+ * 0.12352): again the program's output on this fixture. */
+#define EXPECT_ANALYTIC_MEM 0.00102000823975328
 /* 2026-12-05: the runtime columns of the feature vector (constant on these rows) moved XGBoost's column
  * sampling, and per-hardware fits borrow the all-rows rate of terms too few rows exercise. */
-#define EXPECT_MEM 0.000368449050244473
-#define EXPECT_TIME 0.122709266117561
+#define EXPECT_MEM 0.000324377351106468
+#define EXPECT_TIME 0.123523039224563
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
