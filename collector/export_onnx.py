@@ -13,7 +13,7 @@ at most 1024 elements are kept as they are (shape constants), larger ones lose t
 Files: {out}/{name}-{size}.onnx (images), {out}/{name}-L{len}.onnx (token models); written
 atomically (temp file + rename); existing files are skipped unless --force.
 Each graph carries metadata_props: abacus.network, abacus.kind, abacus.size, abacus.params,
-abacus.trace_batch, torch, torchvision, abacus.notes.
+abacus.trace_batch, torch, torchvision, abacus.notes, abacus.export (graph_export.EXPORT_VERSION).
 Also maintained in {out}: index.tsv (one line per exported graph), failures.tsv (exports that
 failed, with the error) and ops.tsv (op_type, graphs containing it, an example graph).
 """
@@ -33,7 +33,7 @@ import torchvision
 
 try:
     from collector import zoo
-    from collector.graph_export import TRACE_BATCH, export_module, set_meta
+    from collector.graph_export import EXPORT_VERSION, TRACE_BATCH, export_module, set_meta
 except ModuleNotFoundError as e:  # run as a script: the package is not importable from here
     if e.name != "collector":
         raise
@@ -59,6 +59,7 @@ def export_graph(name: str, size: int, path: str, fast: bool = True) -> dict:
         "torch": torch.__version__, "torchvision": torchvision.__version__,
         "abacus.notes": ",".join(info["notes"]),
         "abacus.buffers": ",".join(info["float_buffers"]),
+        "abacus.export": EXPORT_VERSION,
     })
     tmp = f"{path}.tmp.{os.getpid()}"
     onnx.save(m, tmp)

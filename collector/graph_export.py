@@ -29,6 +29,10 @@ import torch
 from onnx import TensorProto
 
 OPSET = 14
+# What a graph's metadata `abacus.export` says of the export that made it (collector/export_onnx.py writes it):
+# 2 since 2026-12-06 (the common-subexpression pass off, detach() as StopGradient); graphs without the key
+# are of the export before. A tool that reuses graphs it exported earlier exports again when they differ.
+EXPORT_VERSION = 2
 TRACE_BATCH = 2  # batch used while tracing; the batch axis is exported as dynamic ('batch')
 KEEP_INT_ELEMS = 1024
 

@@ -62,7 +62,8 @@ import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torchvision.ops import StochasticDepth  # noqa: E402
 
-from collector import export_onnx, zoo  # noqa: E402
+from collector import export_onnx, graph_export, zoo  # noqa: E402
+import onnx  # noqa: E402
 
 V = zoo.TOKEN_VOCAB
 
@@ -1558,6 +1559,15 @@ def with_prediction(row, d):
     return row
 
 
+def _export_version(path):
+    """The graph's `abacus.export` metadata as an int (1: a graph made before the key existed)."""
+    meta = {p.key: p.value for p in onnx.load(path, load_external_data=False).metadata_props}
+    try:
+        return int(meta.get("abacus.export", 1))
+    except ValueError:
+        return 1
+
+
 def repredict(abacus, src, dst, out, model):
     """Predicts the measured rows of `src` again with this abacus and `model`; writes `dst`."""
     with open(src) as f:
@@ -1566,8 +1576,8 @@ def repredict(abacus, src, dst, out, model):
     print_header()
     for r in doc["networks"]:
         path = os.path.join(out, r["graph"])
-        if not os.path.exists(path):
-            register(r["name"])
+        if not os.path.exists(path) or _export_version(path) != graph_export.EXPORT_VERSION:
+            register(r["name"])  # (a graph of an earlier export is not the graph this checkout reads)
             export_onnx.export_graph(r["name"], r["size"], path)
         rows.append(with_prediction(dict(r), predict(abacus, path, r["batch"], r["calib_s"], model, doc["machine"])))
         print_row(rows[-1])
