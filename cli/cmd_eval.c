@@ -411,10 +411,17 @@ static void print_table(const abacus_eval *ev, const char *pname)
 	origin_split(og, ev);
 	if (og[1].n) {
 		printf("\n  %-34s %6s %9s %9s %9s\n", "networks", "rows", "time MRE", "mem MRE", "coverage");
-		for (int i = 0; i < 2; i++)
-			if (og[i].n)
-				printf("  %-34s %6zu %8.2f%% %8.2f%% %8.1f%%\n", og[i].name, og[i].n, 100 * og[i].time_err / (double)og[i].n,
-				       100 * og[i].mem_err / (double)og[i].n, og[i].with ? 100 * og[i].in / (double)og[i].with : NAN);
+		for (int i = 0; i < 2; i++) {
+			if (!og[i].n)
+				continue;
+			printf("  %-34s %6zu %8.2f%% %8.2f%% ", og[i].name, og[i].n, 100 * og[i].time_err / (double)og[i].n,
+			       100 * og[i].mem_err / (double)og[i].n);
+			/* (a protocol without intervals, random: no coverage to print) */
+			if (og[i].with)
+				printf("%8.1f%%\n", 100 * og[i].in / (double)og[i].with);
+			else
+				printf("%9s\n", "-");
+		}
 	}
 	for (size_t i = 0; i < nh; i++) {
 		char name[80];
