@@ -357,6 +357,9 @@ typedef struct storages {
 	unsigned char *copies;   /* per layer: a view layer that copies (reshape_copies); not owned */
 	int *gbuf, *gref, *pstamp; /* see sim */
 	unsigned char *reach;    /* per layer: a gradient reaches it (grad_reach); not owned */
+	unsigned char *part;     /* per tensor: a part of its storage made by a Split (AB_OP_PARTS), or a view of one */
+	unsigned char *tgrad;    /* per such part: its own gradient is held */
+	int64_t *gpart;          /* per storage: bytes of its parts' gradients held, not yet concatenated */
 } storages;
 
 static void storages_free(storages *st)
@@ -372,6 +375,9 @@ static void storages_free(storages *st)
 	ab_free(st->gbuf);
 	ab_free(st->gref);
 	ab_free(st->pstamp);
+	ab_free(st->part);
+	ab_free(st->tgrad);
+	ab_free(st->gpart);
 }
 
 static int storages_alloc(storages *st, size_t nt)
@@ -387,8 +393,11 @@ static int storages_alloc(storages *st, size_t nt)
 	st->gbuf = ab_malloc(nt * sizeof *st->gbuf);
 	st->gref = ab_calloc(nt, sizeof *st->gref);
 	st->pstamp = ab_malloc(nt * sizeof *st->pstamp);
+	st->part = ab_calloc(nt, 1);
+	st->tgrad = ab_calloc(nt, 1);
+	st->gpart = ab_calloc(nt, sizeof *st->gpart);
 	if (!st->sid || !st->uses || !st->saved_refs || !st->alive || !st->pinned || !st->grad || !st->gmean ||
-	    !st->gstrided || !st->gbuf || !st->gref || !st->pstamp)
+	    !st->gstrided || !st->gbuf || !st->gref || !st->pstamp || !st->part || !st->tgrad || !st->gpart)
 		return -1;
 	for (size_t t = 0; t < nt; t++) {
 		st->sid[t] = (int)t;
@@ -467,8 +476,10 @@ static void storage_ids(const abacus_analysis *a, storages *st)
 			}
 		if (src >= 0)
 			for (int o = 0; o < n->n_out; o++)
-				if (n->out[o] >= 0)
+				if (n->out[o] >= 0) {
 					st->sid[n->out[o]] = st->sid[src];
+					st->part[n->out[o]] = (unsigned char)((ab_node_flags(n) & AB_OP_PARTS) || st->part[src]);
+				}
 	}
 	for (size_t L = 0; L < a->n_layers; L++) {
 		const ab_node *n = &g->nodes[a->layer_node[L]];
@@ -744,6 +755,18 @@ static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab
 			continue;
 		}
 		int sd = sid[t];
+		/* A part of a split (k or v of one projection, unbind; a chunk): its gradient is a tensor of its own,
+		 * the part's size, until the split's backward concatenates the parts (split_backward). */
+		if (!view && !fused && st->part[t] && !st->grad[sd] && is_activation(a, sd)) {
+			if (st->tgrad[t]) {
+				s->accum += bytes(&a->shapes[t]); /* a second gradient of the part, summed out of place */
+			} else {
+				st->tgrad[t] = 1;
+				st->gpart[sd] += bytes(&a->shapes[t]);
+				add(s, NULL, bytes(&a->shapes[t]));
+			}
+			continue;
+		}
 		int passes = pass_in && i < 32 && (pass_in >> i & 1) &&
 		             (a->shapes[sd].numel == a->shapes[o0].numel ||
 		              (ab_node_flags(n) & (AB_OP_EXPAND_GRAD | AB_OP_NARROW_GRAD)));
@@ -769,6 +792,37 @@ static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab
 }
 
 static void backward_release(const abacus_analysis *a, storages *st, sim *s, size_t L);
+
+/* A split's backward (PyTorch's SplitBackward, unbind's stack) makes its input's whole gradient from its
+ * parts' (beside them: the whole and the parts are live at once), then the parts are freed; into a
+ * gradient the storage already has (read whole elsewhere) it is summed out of place. Measured 2026-12-06
+ * with the allocator tracker: the outside set's Perceiver (k and v, one projection unbound, each read by
+ * a product) held the parts' 1 MB gradients apart, then stacked them (2 MB) and copied the stack for the
+ * projection's backward; the simulation, which gave the storage its whole gradient at the first part, was
+ * 1 MB (5 %) high at L512, batch 4. */
+static void split_backward(const abacus_analysis *a, storages *st, sim *s, const ab_node *n)
+{
+	int src = n->n_in > 0 ? n->in[0] : -1;
+	if (src < 0)
+		return;
+	int sd = st->sid[src];
+	if (!st->gpart[sd])
+		return;
+	int64_t whole = bytes(&a->shapes[sd]);
+	if (st->grad[sd]) {
+		s->accum += whole;
+	} else {
+		st->grad[sd] = 1;
+		st->gbuf[sd] = sd;
+		st->gref[sd] = 1;
+		add(s, NULL, whole);
+	}
+	sub(s, NULL, st->gpart[sd]);
+	st->gpart[sd] = 0;
+	for (int o = 0; o < n->n_out; o++)
+		if (n->out[o] >= 0)
+			st->tgrad[n->out[o]] = 0;
+}
 
 /* Layer L's backward: its inputs' gradients made (or sharing its output's buffer), its kernel's
  * transient bytes, its output gradients consumed, what it saved released. A layer whose parameters'
@@ -824,6 +878,8 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	 * member of a decomposed operator runs no backward of its own: LayerNorm's Mul by γ is no
 	 * broadcasting product's backward in PyTorch's one kernel). */
 	int64_t ws = a->layer_view[L] == AB_LAYER_FUSED || !st->reach[L] ? 0 : k->bwd_workspace;
+	if (view && (ab_node_flags(n) & AB_OP_PARTS))
+		split_backward(a, st, s, n);
 	add(s, NULL, ws + s->accum);
 	sub(s, NULL, ws + s->accum);
 	if (!late)

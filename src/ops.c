@@ -121,7 +121,7 @@ const ab_opdef ab_ops[] = {
 	{ .name = "SpaceToDepth", .cat = C(LAYOUT), .shape = ab_shape_space_to_depth, .cost = ab_cost_move },
 	/* joins and slices */
 	{ .name = "Concat", .cat = C(CONCAT), .shape = ab_shape_concat, .fold = ab_fold_concat, .cost = ab_cost_move, .flags = AB_OP_NARROW_GRAD, .grad_pass = ~0u },
-	{ .name = "Split", .cat = C(SPLIT), .shape = ab_shape_split, .cost = ab_cost_move, .flags = AB_OP_VIEW, .strides = AB_STRIDES_SLICE },
+	{ .name = "Split", .cat = C(SPLIT), .shape = ab_shape_split, .cost = ab_cost_move, .flags = AB_OP_VIEW | AB_OP_PARTS, .strides = AB_STRIDES_SLICE },
 	{ .name = "Slice", .cat = C(SPLIT), .shape = ab_shape_slice, .fold = ab_fold_slice, .cost = ab_cost_move, .flags = AB_OP_VIEW, .strides = AB_STRIDES_SLICE },
 	{ .name = "Gather", .cat = C(SPLIT), .shape = ab_shape_gather, .fold = ab_fold_gather, .cost = ab_cost_gather, .flags = AB_OP_LOOKUP },
 	{ .name = "GatherND", .cat = C(SPLIT), .shape = ab_shape_gather_nd, .cost = ab_cost_gather },

@@ -83,7 +83,9 @@ enum {
 	AB_OP_GLOBAL = 2048,   /* pooling over the whole map (GlobalAveragePool ...) */
 	AB_OP_ARGMAX = 4096,   /* routes gradients through the positions of maxima it keeps (max pooling) */
 	AB_OP_EXPAND_GRAD = 8192, /* its input's gradient is its output's, expanded: a view, no buffer (ReduceSum) */
-	AB_OP_NARROW_GRAD = 16384 /* each input's gradient is a narrowed view of its output's (PyTorch's Concat) */
+	AB_OP_NARROW_GRAD = 16384, /* each input's gradient is a narrowed view of its output's (PyTorch's Concat) */
+	AB_OP_PARTS = 32768    /* its outputs are parts of its input, whose gradients stay apart until its own
+	                        * backward concatenates them (Split: chunk, unbind) */
 };
 
 /* The output's dtype (ab_shape_unary, ab_shape_broadcast, ab_shape_reduce): the input's, bool, the `to`
