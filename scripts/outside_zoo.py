@@ -36,7 +36,9 @@ writes the rows (errors, the 90 % interval and whether the measured time is insi
 (coverage, time and memory MRE, memory underestimate rate) with the machine id, the commit and the bundle;
 it is rewritten after every row, so a stopped run leaves what it measured ("complete": false), and
 --resume measures only what the file lacks or measured on a shared machine (same machine, bundle,
-batches and --repeat; `runs` lists each invocation). Needs `make` first (the tracker and the binary).
+batches and --repeat; `runs` lists each invocation). --repredict OUT.json measures nothing: it predicts
+the rows of --json again with this checkout (a graph in --out from an earlier export, metadata
+abacus.export, is exported again). Needs `make` first (the tracker and the binary).
 """
 from __future__ import annotations
 
@@ -1611,7 +1613,8 @@ def main(argv=None):
                     "measure the others (a stopped run, or rows that shared the machine)")
     ap.add_argument("--repredict", metavar="OUT.json", default=None,
                     help="with --json FILE of an earlier run: measure nothing, predict every measured row again "
-                    "with this abacus and --model (graphs exported again where --out lacks them) and write the "
+                    "with this abacus and --model (graphs exported again where --out lacks them or holds an earlier "
+                    "export's: metadata abacus.export) and write the "
                     "rows, errors and summary to OUT.json; the measurements, their machine and date are kept")
     ap.add_argument("--list", action="store_true", help="print the networks, families and sizes")
     ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)  # worker mode
