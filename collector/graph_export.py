@@ -7,9 +7,9 @@ It imports only torch and onnx (never the zoo), so that it can travel on its own
 
   m, info = export_module(model, example_input)   # an onnx.ModelProto with stripped weights
 
-model.train(); torch.onnx.export(..., training=TRAINING, do_constant_folding=False, opset_version=14, its
-common-subexpression pass off (`_no_cse`),
-dynamic batch axis); then the weights are stripped: floating-point initializers lose their data (dims and
+model.train(); torch.onnx.export(..., training=TRAINING, do_constant_folding=False, opset_version=14,
+dynamic batch axis; its common-subexpression pass off, `_no_cse`, and Tensor.detach() written as
+ai.abacus StopGradient, `_detach_symbolic`); then the weights are stripped: floating-point initializers lose their data (dims and
 data_type kept), integer initializers with at most 1024 elements are kept as they are (shape constants),
 larger ones lose their data too.
 """

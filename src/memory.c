@@ -288,6 +288,15 @@ static int fused_internal(const abacus_analysis *a, int t)
 	return p >= 0 && a->node_layer[p] >= 0 && a->layer_view[a->node_layer[p]] == AB_LAYER_FUSED;
 }
 
+/* Storage sd's gradient becomes a buffer of its own, the storage's size. */
+static void own_grad(const abacus_analysis *a, sim *s, unsigned char *grad, int sd)
+{
+	grad[sd] = 1;
+	s->gbuf[sd] = sd;
+	s->gref[sd] = 1;
+	add(s, NULL, bytes(&a->shapes[sd]));
+}
+
 /* At a decomposed operator's kernel (the pattern's last node), the gradients of the pattern's own inputs,
  * found back through its intermediates: PyTorch's one backward kernel (GELU's, LayerNorm's) makes them
  * while its output's gradient is live, and never the intermediates' (the pattern's other nodes). */
@@ -303,12 +312,8 @@ static void pattern_input_grads(const abacus_analysis *a, sim *s, unsigned char 
 			param_grads(a, s, grad, u, 0);
 		else if (fused_internal(a, u))
 			pattern_input_grads(a, s, grad, sid, u, depth + 1);
-		else if (!grad[sid[u]] && is_activation(a, sid[u])) {
-			grad[sid[u]] = 1;
-			s->gbuf[sid[u]] = sid[u];
-			s->gref[sid[u]] = 1;
-			add(s, NULL, bytes(&a->shapes[sid[u]]));
-		}
+		else if (!grad[sid[u]] && is_activation(a, sid[u]))
+			own_grad(a, s, grad, sid[u]);
 	}
 }
 
@@ -782,10 +787,8 @@ static void input_grads(const abacus_analysis *a, storages *st, sim *s, const ab
 				st->gbuf[sd] = st->gbuf[o0];
 				st->gref[st->gbuf[o0]]++;
 			} else {
-				st->gbuf[sd] = sd;
-				st->gref[sd] = 1;
+				own_grad(a, s, st->grad, sd);
 				st->gstrided[sd] = i < 32 && (strided >> i & 1);
-				add(s, NULL, bytes(&a->shapes[sd]));
 			}
 		}
 	}
@@ -808,20 +811,12 @@ static void split_backward(const abacus_analysis *a, storages *st, sim *s, const
 	int sd = st->sid[src];
 	if (!st->gpart[sd])
 		return;
-	int64_t whole = bytes(&a->shapes[sd]);
-	if (st->grad[sd]) {
-		s->accum += whole;
-	} else {
-		st->grad[sd] = 1;
-		st->gbuf[sd] = sd;
-		st->gref[sd] = 1;
-		add(s, NULL, whole);
-	}
+	if (st->grad[sd])
+		s->accum += bytes(&a->shapes[sd]);
+	else
+		own_grad(a, s, st->grad, sd); /* (from here on the storage's parts get no gradients of their own) */
 	sub(s, NULL, st->gpart[sd]);
 	st->gpart[sd] = 0;
-	for (int o = 0; o < n->n_out; o++)
-		if (n->out[o] >= 0)
-			st->tgrad[n->out[o]] = 0;
 }
 
 /* Layer L's backward: its inputs' gradients made (or sharing its output's buffer), its kernel's

@@ -167,10 +167,11 @@ static inline unsigned ab_node_flags(const ab_node *n)
 {
 	return n->op_index >= 0 ? ab_ops[n->op_index].flags : 0;
 }
-/* Row index for (op_type, domain), or -1. Domains "" and "ai.onnx" are the standard ops. */
 /* Abacus's own ONNX domain: ops the collector's exporter writes where ONNX has none (StopGradient). */
 #define AB_DOMAIN "ai.abacus"
 
+/* Row index for (op_type, domain), or -1. Domains "" and "ai.onnx" are the standard ops; a custom domain's
+ * op is only its own domain's row. */
 int ab_op_lookup(const char *op, const char *domain);
 
 /* A reduction node names the axes it reduces (attribute or input), as x.mean(dims) or x.amax(dims) export;
