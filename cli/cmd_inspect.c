@@ -11,8 +11,86 @@
 static const char description[] =
 	"Loads an ONNX graph (weights may be stripped), resolves every shape at the given batch and input\n"
 	"sizes, and prints one row per compute layer (name, op, category, output shape, parameters, forward\n"
-	"and backward FLOPs, output bytes), the totals, the memory of one training iteration, and unknown ops.\n"
-	"A multiply-add counts as 2 FLOPs.\n";
+	"and backward FLOPs, output bytes), the totals, the memory of one training iteration (with the step\n"
+	"where it peaks), and unknown ops. A multiply-add counts as 2 FLOPs. --timeline prints the simulated\n"
+	"iteration step by step instead of the layers: each layer's forward, the loss, each layer's backward and\n"
+	"the optimizer step, with the live bytes at each step's peak and after it.\n";
+
+static void csv_field(const char *s);
+
+/* The step where the iteration's memory peaks (the first of equal peaks), or NULL without steps. */
+static const abacus_memory_step *peak_step(const abacus_analysis *a, size_t *at)
+{
+	const abacus_memory_step *best = NULL;
+	for (size_t i = 0; i < abacus_analysis_n_memory_steps(a); i++) {
+		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
+		if (!best || e->peak > best->peak) {
+			best = e;
+			*at = i;
+		}
+	}
+	return best;
+}
+
+/* "backward of /layer1/Conv (Conv)", "the loss", "the optimizer step". */
+static void step_label(char *buf, size_t cap, const abacus_analysis *a, const abacus_memory_step *e)
+{
+	const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+	if (l)
+		snprintf(buf, cap, "%s of %s (%s)", abacus_phase_name(e->phase), l->name, l->op);
+	else
+		snprintf(buf, cap, "%s", e->phase == ABACUS_PHASE_LOSS ? "the loss" : "the optimizer step");
+}
+
+static void print_timeline_json(const abacus_analysis *a)
+{
+	FILE *f = stdout;
+	size_t n = abacus_analysis_n_memory_steps(a);
+	fprintf(f, "  \"timeline\": [\n");
+	for (size_t i = 0; i < n; i++) {
+		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
+		const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+		fprintf(f, "    {\"phase\": \"%s\", \"layer\": ", abacus_phase_name(e->phase));
+		if (l)
+			json_str(f, l->name);
+		else
+			fprintf(f, "null");
+		fprintf(f, ", \"peak\": %lld, \"live\": %lld}%s\n", (long long)e->peak, (long long)e->live,
+		        i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ],\n");
+}
+
+static void print_timeline_csv(const abacus_analysis *a)
+{
+	printf("step,phase,layer,op,peak_bytes,live_bytes\n");
+	for (size_t i = 0; i < abacus_analysis_n_memory_steps(a); i++) {
+		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
+		const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+		printf("%zu,%s,", i + 1, abacus_phase_name(e->phase));
+		csv_field(l ? l->name : "");
+		putchar(',');
+		csv_field(l ? l->op : "");
+		printf(",%lld,%lld\n", (long long)e->peak, (long long)e->live);
+	}
+}
+
+static void print_timeline_table(const abacus_analysis *a)
+{
+	size_t at = 0;
+	const abacus_memory_step *pk = peak_step(a, &at);
+	printf("%5s  %-8s %-40s %-18s %12s %12s\n", "step", "phase", "layer", "op", "peak", "live after");
+	for (size_t i = 0; i < abacus_analysis_n_memory_steps(a); i++) {
+		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
+		const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+		char b1[32], b2[32];
+		fmt_bytes(b1, sizeof b1, (double)e->peak);
+		fmt_bytes(b2, sizeof b2, (double)e->live);
+		printf("%5zu  %-8s %-40.40s %-18.18s %12s %12s%s\n", i + 1, abacus_phase_name(e->phase),
+		       l ? l->name : (e->phase == ABACUS_PHASE_LOSS ? "(loss)" : "(optimizer)"), l ? l->op : "", b1, b2,
+		       pk && i == at ? "  <- peak" : "");
+	}
+}
 
 /* Bars of the 25 layers with the most forward+backward FLOPs and with the most saved activations. */
 static int write_svg(const char *path, const char *file, const abacus_analysis *a, int64_t batch)
@@ -64,7 +142,8 @@ static int write_svg(const char *path, const char *file, const abacus_analysis *
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-static void print_json(const char *file, const abacus_graph *g, const abacus_analysis *a, const abacus_config *cfg)
+static void print_json(const char *file, const abacus_graph *g, const abacus_analysis *a, const abacus_config *cfg,
+                       int timeline)
 {
 	size_t n;
 	n = abacus_analysis_n_layers(a);
@@ -117,6 +196,19 @@ static void print_json(const char *file, const abacus_graph *g, const abacus_ana
 	        (long long)m->weights, (long long)m->buffers, (long long)m->optimizer, (long long)m->inputs,
 	        (long long)m->gradients, (long long)m->activations, (long long)m->workspace, (long long)m->peak,
 	        (long long)m->persistent, (long long)m->saved);
+	size_t at = 0;
+	const abacus_memory_step *pk = peak_step(a, &at);
+	if (pk) {
+		const abacus_layer *l = pk->layer >= 0 ? abacus_analysis_layer(a, (size_t)pk->layer) : NULL;
+		fprintf(f, "  \"peak_step\": {\"index\": %zu, \"phase\": \"%s\", \"layer\": ", at, abacus_phase_name(pk->phase));
+		if (l)
+			json_str(f, l->name);
+		else
+			fprintf(f, "null");
+		fprintf(f, "},\n");
+	}
+	if (timeline)
+		print_timeline_json(a);
 	fprintf(f, "  ");
 	cli_top_layers(a, 10, 0, NULL, 0, 1);
 	fprintf(f, ",\n  \"unknown_ops\": [");
@@ -195,6 +287,14 @@ static void print_table(const char *file, const abacus_graph *g, const abacus_an
 		fmt_bytes(b1, sizeof b1, (double)rows[i].v);
 		printf("  %-30s %14lld  (%s)\n", rows[i].name, (long long)rows[i].v, b1);
 	}
+	size_t at = 0;
+	const abacus_memory_step *pk = peak_step(a, &at);
+	if (pk) {
+		char where[512];
+		step_label(where, sizeof where, a, pk);
+		printf("  %-30s %s (step %zu of %zu; --timeline lists them)\n", "peak reached in", where, at + 1,
+		       abacus_analysis_n_memory_steps(a));
+	}
 	cli_top_layers(a, 10, 0, NULL, 0, 0);
 	size_t nu = abacus_analysis_n_unknown(a);
 	if (nu) {
@@ -212,12 +312,16 @@ int cmd_inspect(int argc, char **argv)
 {
 	cli_graph_opts o;
 	cli_graph_opts_init(&o);
+	int timeline = 0;
 	const cli_opt_spec specs[] = {
 		CLI_GRAPH_OPT_SPECS(o),
 		CLI_OPT(CLI_OPT_FUNC, "--format", "table|csv|json", &o.fmt, "table (default), csv (layers only) or json",
 		        .func = cli_format_csv_opt),
 		CLI_OPT(CLI_OPT_STRING, "--svg", "FILE", &o.svg,
 		        "draw the layers with the most compute and the most saved activation memory"),
+		CLI_OPT(CLI_OPT_SWITCH, "--timeline", NULL, &timeline,
+		        "the simulated iteration step by step (live bytes per layer's forward and backward) instead "
+		        "of the layers"),
 		CLI_OPT_TABLE_END
 	};
 	int rc = cli_graph_parse(&o, specs, "inspect", description, argc, argv);
@@ -230,9 +334,13 @@ int cmd_inspect(int argc, char **argv)
 	cli_format fmt = o.fmt;
 	const char *svg = o.svg;
 	if (fmt == FMT_JSON)
-		print_json(o.file, g, a, &o.cfg);
+		print_json(o.file, g, a, &o.cfg, timeline);
+	else if (fmt == FMT_CSV && timeline)
+		print_timeline_csv(a);
 	else if (fmt == FMT_CSV)
 		print_csv(a);
+	else if (timeline)
+		print_timeline_table(a);
 	else
 		print_table(o.file, g, a, &o.cfg);
 	rc = fflush(stdout) == 0 ? CLI_OK : CLI_FAIL;

@@ -212,6 +212,26 @@ typedef struct abacus_memory {
 	int64_t saved;           /* activations saved for backward at the end of the forward pass */
 } abacus_memory;
 
+/* The simulated iteration as a sequence of steps, in the order they run: each layer's forward (in the order
+ * the runtime runs them), the loss (its forward and the start of backward), each layer's backward, and the
+ * optimizer step. Where the peak happens, and what the live total is around it, is what a user needs to
+ * decide whether a smaller batch, checkpointing a block or another optimizer would fit. */
+typedef enum {
+	ABACUS_PHASE_FORWARD, ABACUS_PHASE_LOSS, ABACUS_PHASE_BACKWARD, ABACUS_PHASE_STEP, ABACUS_PHASE_COUNT
+} abacus_phase;
+
+/* "forward", "loss", "backward", "step". */
+const char *abacus_phase_name(abacus_phase p);
+
+typedef struct abacus_memory_step {
+	abacus_phase phase;
+	int64_t layer;           /* the layer (abacus_analysis_layer's index) of a forward or backward step; -1
+	                          * for the loss and the optimizer step */
+	int64_t peak;            /* the largest live total during this step, persistent state included (the
+	                          * kernel's transient buffers with the tensors it reads and writes) */
+	int64_t live;            /* the live total once the step is done */
+} abacus_memory_step;
+
 /* Resolves shapes (constant-folding shape sub-graphs), accounts costs, and simulates the training step
  * for `cfg`. `g` is not modified and may be shared between threads. */
 int abacus_analyze(abacus_analysis **out, const abacus_graph *g, const abacus_config *cfg, abacus_error *err);
@@ -219,6 +239,10 @@ void abacus_analysis_free(abacus_analysis *a);
 
 const abacus_totals *abacus_analysis_totals(const abacus_analysis *a);
 const abacus_memory *abacus_analysis_memory(const abacus_analysis *a);
+/* The simulated iteration's steps (abacus_memory_step), step i in the order they run (NULL past the end); the
+ * largest `peak` of them is abacus_memory's peak. Valid until the analysis is freed. */
+size_t abacus_analysis_n_memory_steps(const abacus_analysis *a);
+const abacus_memory_step *abacus_analysis_memory_step(const abacus_analysis *a, size_t i);
 /* The number of layers, and layer i in topological order (NULL past the end), valid until the analysis is
  * freed. Through these a program does not depend on sizeof(abacus_layer), which may grow. */
 size_t abacus_analysis_n_layers(const abacus_analysis *a);

@@ -605,6 +605,7 @@ void abacus_analysis_free(abacus_analysis *a)
 	ab_free(a->unk_ops);
 	ab_free(a->unk_counts);
 	ab_free(a->features);
+	ab_free(a->msteps);
 	ab_free(a);
 }
 
@@ -616,6 +617,24 @@ const abacus_totals *abacus_analysis_totals(const abacus_analysis *a)
 const abacus_memory *abacus_analysis_memory(const abacus_analysis *a)
 {
 	return &a->mem;
+}
+
+size_t abacus_analysis_n_memory_steps(const abacus_analysis *a)
+{
+	return a->n_msteps;
+}
+
+const abacus_memory_step *abacus_analysis_memory_step(const abacus_analysis *a, size_t i)
+{
+	return i < a->n_msteps ? &a->msteps[i] : NULL;
+}
+
+static const char *const phase_names[] = { "forward", "loss", "backward", "step" };
+_Static_assert(sizeof phase_names / sizeof phase_names[0] == ABACUS_PHASE_COUNT, "phase names out of step");
+
+const char *abacus_phase_name(abacus_phase p)
+{
+	return (unsigned)p < ABACUS_PHASE_COUNT ? phase_names[p] : "?";
 }
 
 size_t abacus_analysis_n_layers(const abacus_analysis *a)

@@ -49,6 +49,8 @@ struct abacus_analysis {
 	size_t n_layers;
 	abacus_totals totals;
 	abacus_memory mem;
+	abacus_memory_step *msteps;    /* the simulated iteration's steps (memory.c) */
+	size_t n_msteps;
 	const char **unk_ops;          /* borrowed from the graph */
 	int64_t *unk_counts;
 	size_t n_unk;

@@ -41,10 +41,15 @@ typedef struct sim {
 	int64_t pnew_data;     /* eager: their parameters' bytes (what their early momentum products hold) */
 	int64_t early;         /* SGD's momentum products made at the step's start, not yet consumed by an update */
 	int momentum_early;    /* the runtime's step.sgd_momentum_early applies (SGD) */
+	int64_t step_peak;     /* the largest live total since the current step began */
+	abacus_memory_step *ev; /* the steps so far (abacus_memory_step, live beyond the persistent state) */
+	size_t n_ev, cap_ev;
 } sim;
 
 static void touch(sim *s)
 {
+	if (s->live > s->step_peak)
+		s->step_peak = s->live;
 	if (s->live > s->peak) {
 		s->peak = s->live;
 		s->at_peak.gradients = s->pgrad;
@@ -65,6 +70,18 @@ static void sub(sim *s, int64_t *field, int64_t b)
 	s->live -= b;
 	if (field)
 		*field -= b;
+}
+
+/* A step of the iteration begins, and ends (its peak and what it leaves live recorded). */
+static void begin_step(sim *s)
+{
+	s->step_peak = s->live;
+}
+
+static void end_step(sim *s, abacus_phase phase, int64_t layer)
+{
+	if (s->n_ev < s->cap_ev)
+		s->ev[s->n_ev++] = (abacus_memory_step){ .phase = phase, .layer = layer, .peak = s->step_peak, .live = s->live };
 }
 
 static int64_t bytes(const ab_shape *sh);
@@ -630,6 +647,7 @@ static void forward_pass(const abacus_analysis *a, storages *st, sim *s, const s
 		const ab_node *n = &g->nodes[a->layer_node[L]];
 		const ab_cost *k = &a->costs[L];
 		int sv[MAX_SAVED], ns = saved_list(a, L, st->reach, sv);
+		begin_step(s);
 		/* Outputs that nobody reads and nothing saves (BatchNorm's running statistics, which PyTorch
 		 * updates in place; Dropout's bool mask, which the CPU path never makes) are not allocated, nor
 		 * the intermediates of a decomposed operator (fused_internal). */
@@ -679,6 +697,7 @@ static void forward_pass(const abacus_analysis *a, storages *st, sim *s, const s
 				sub(s, NULL, bytes(&a->shapes[t]));
 			}
 		}
+		end_step(s, ABACUS_PHASE_FORWARD, (int64_t)L);
 	}
 }
 
@@ -851,6 +870,7 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	s->layer = (int)L;
 	s->consumer = !view && !(o0 >= 0 && a->wl[o0]);
 	s->accum = 0;
+	begin_step(s);
 	s->pnew = s->pnew_max = s->pnew_data = 0;
 	int64_t live_before = s->live; /* to learn the bytes of gradients this layer allocates */
 	if (st->reach[L])
@@ -879,6 +899,7 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	sub(s, NULL, ws + s->accum);
 	if (!late)
 		backward_release(a, st, s, L);
+	end_step(s, ABACUS_PHASE_BACKWARD, (int64_t)L);
 }
 
 /* The rest of layer L's backward once its parameters' gradients exist: their eager update, its output's
@@ -947,12 +968,14 @@ static void weight_grads_late(const abacus_analysis *a, storages *st, sim *s, co
 		s->consumer = 1;
 		s->accum = 0;
 		s->pnew = s->pnew_max = s->pnew_data = 0;
+		begin_step(s);
 		for (int i = 0; i < n->n_in; i++)
 			if (n->in[i] >= 0 && a->rg[n->in[i]] && weight_view(a, n->in[i]))
 				param_grads(a, s, st->grad, n->in[i], 0);
 		add(s, NULL, s->accum);
 		sub(s, NULL, s->accum);
 		backward_release(a, st, s, L);
+		end_step(s, ABACUS_PHASE_BACKWARD, (int64_t)L);
 	}
 }
 
@@ -969,8 +992,12 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	unsigned char *done = ab_calloc(a->n_layers + 1, 1), *reach = ab_calloc(a->n_layers + 1, 1);
 	unsigned char *gc = ab_calloc((size_t)g->n_tensors + 1, 1), *copies = ab_calloc(a->n_layers + 1, 1);
 	unsigned char *late = ab_calloc(a->n_layers + 1, 1);
+	/* Steps: each layer's forward, the loss, each layer's backward and its late weight gradients, the step. */
+	size_t cap_ev = 3 * a->n_layers + 2;
+	abacus_memory_step *ev = ab_malloc(cap_ev * sizeof *ev);
 	if (storages_alloc(&st, (size_t)g->n_tensors + 1) || !ord || !base || !pos || !done || !reach || !gc || !copies ||
-	    !late) {
+	    !late || !ev) {
+		ab_free(ev);
 		storages_free(&st);
 		ab_free(ord);
 		ab_free(base);
@@ -991,6 +1018,8 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	reshape_copies(a, copies);
 	storage_ids(a, &st);
 	sim s = { 0 };
+	s.ev = ev;
+	s.cap_ev = cap_ev;
 	s.gbuf = st.gbuf;
 	s.gref = st.gref;
 	s.pstamp = st.pstamp;
@@ -1006,7 +1035,9 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 		s.early = m->weights;
 		add(&s, NULL, s.early);
 	}
+	/* (The momentum products belong to the first layer's forward step: begin_step there sees them live.) */
 	forward_pass(a, &st, &s, ord);
+	begin_step(&s);
 	/* What the runtime holds once the forward has run, with its saved tensors live (runtime.h forward_end_bytes). */
 	if (a->rt->forward_end_bytes) {
 		int64_t x = a->rt->forward_end_bytes(a);
@@ -1016,6 +1047,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	loss_forward(a, &st, &s, ce);
 	m->saved = s.saved + s.extra;
 	loss_backward(a, &st, &s, ce);
+	end_step(&s, ABACUS_PHASE_LOSS, -1);
 	for (size_t j = a->n_layers; j-- > 0;) {
 		size_t L = ord[j];
 		late[L] = a->rt->weight_grad_late && reach[L] && a->rt->weight_grad_late(a, L);
@@ -1033,7 +1065,9 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	s.live = step_live + (ce || !rt->mse_keeps_error ? 0 : a->loss_bytes) + s.graph;
 	s.saved = 0;
 	s.extra = s.graph;
+	begin_step(&s);
 	touch(&s);
+	end_step(&s, ABACUS_PHASE_STEP, -1);
 	if (s.overflow) {
 		rc = ab_err(err, ABACUS_ESHAPE, "", "memory totals overflow 64 bits");
 		goto out;
@@ -1042,7 +1076,16 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	m->activations = s.at_peak.activations;
 	m->workspace = s.at_peak.workspace;
 	m->peak = m->persistent + s.peak;
+	for (size_t i = 0; i < s.n_ev; i++) {
+		ev[i].peak += m->persistent;
+		ev[i].live += m->persistent;
+	}
+	ab_free(a->msteps);
+	a->msteps = ev;
+	a->n_msteps = s.n_ev;
+	ev = NULL;
 out:
+	ab_free(ev);
 	storages_free(&st);
 	ab_free(ord);
 	ab_free(base);

@@ -66,6 +66,28 @@ assert m["peak"] == sum(m[k] for k in ("weights", "buffers", "optimizer", "input
 assert j["config"]["batch"] == 4 and j["layers"][0]["shape"][0] == 4
 PY
 then ok "json keys and invariants"; else bad "json keys and invariants"; fi
+# --timeline: the simulated iteration step by step; its largest step peak is the memory's peak, and the peak
+# step the table names is the one the timeline marks.
+expect_rc "inspect --timeline json" 0 $A inspect "$G" --batch 4 --timeline --format json
+if python3 - /tmp/abacus_cli_out.$$ <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+t, n = j["timeline"], len(j["layers"])
+assert len(t) == 2 * n + 2, (len(t), n)
+assert [s["phase"] for s in t[:n]] == ["forward"] * n and t[n]["phase"] == "loss" and t[-1]["phase"] == "step"
+assert [s["phase"] for s in t[n + 1:-1]] == ["backward"] * n
+assert max(s["peak"] for s in t) == j["memory"]["peak"]
+assert all(s["peak"] >= s["live"] for s in t)
+k = j["peak_step"]["index"]
+assert t[k]["peak"] == j["memory"]["peak"] and t[k]["layer"] == j["peak_step"]["layer"]
+assert t[0]["layer"] == j["layers"][0]["name"] and t[n]["layer"] is None
+PY
+then ok "inspect --timeline: steps, phases, peak"; else bad "inspect --timeline: steps, phases, peak"; fi
+expect_rc "inspect --timeline csv" 0 $A inspect "$G" --batch 4 --timeline --format csv
+head -1 /tmp/abacus_cli_out.$$ | grep -q "^step,phase,layer,op,peak_bytes,live_bytes$" && ok "timeline csv header" || bad "timeline csv header"
+expect_rc "inspect --timeline table" 0 $A inspect "$G" --batch 4 --timeline
+[ "$(grep -c '<- peak$' /tmp/abacus_cli_out.$$)" = 1 ] && ok "timeline table marks one peak" || bad "timeline table marks one peak"
+$A inspect "$G" --batch 4 | grep -q "^  peak reached in  *backward of .* (step [0-9]* of [0-9]*; --timeline lists them)$" && ok "table names the peak step" || bad "table names the peak step"
 expect_rc "inspect csv" 0 $A inspect "$G" --format csv
 head -1 /tmp/abacus_cli_out.$$ | grep -q "^name,op,category,shape,params,forward_flops,backward_flops,output_bytes$" && ok "csv header" || bad "csv header"
 expect_rc "input override" 0 $A inspect "$G" --input input=2x3x160x160 --format json

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "runtime.h"
 #include "tests.h"
 
 abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err);
@@ -1038,4 +1039,54 @@ void test_split_part_grads(void)
 	}
 	int64_t H = 2048;
 	CHECK_EQ_I64(above[1] - above[0], 14 * (5 * H / 2));
+}
+
+/* The simulated iteration step by step (abacus_analysis_memory_step): x (B×8×16, an input) · W (16×64) = h, y =
+ * Relu(h), MSE. At batch 2 h and y are 4,096 B each; the runtime's autograd record per layer (node_bytes)
+ * and saved-tensor handle (handle_bytes) are PyTorch 1.13's. Steps: MatMul's and Relu's forward, the loss,
+ * Relu's and MatMul's backward, the optimizer step. MatMul's forward leaves h and its record (it saved x, an
+ * input, and W). Relu's makes y and frees h (nothing saved h): its record and its handle on y stay. The loss
+ * keeps its unreduced error (y's size) and makes dL/dy (y's size): +8,192 B. Relu's backward makes dL/dh
+ * (+4,096 B at its peak) and releases y, dL/dy and its handle. The largest step peak is the memory's peak;
+ * every step's peak is at least what it leaves live and what was live before it. */
+void test_memory_timeline(void);
+void test_memory_timeline(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 16));
+	tb_weight(m, "w", D(16, 64));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "Relu", L("h"), L("y"));
+	tb_output(m, "y");
+	ANALYZE_OR_RETURN(m, 2);
+	size_t n = abacus_analysis_n_memory_steps(a);
+	CHECK(n == 6);
+	CHECK(abacus_analysis_memory_step(a, n) == NULL);
+	if (n == 6) {
+		const abacus_memory_step *e[6];
+		for (size_t i = 0; i < 6; i++)
+			e[i] = abacus_analysis_memory_step(a, i);
+		const abacus_phase want[6] = { ABACUS_PHASE_FORWARD, ABACUS_PHASE_FORWARD, ABACUS_PHASE_LOSS,
+			                           ABACUS_PHASE_BACKWARD, ABACUS_PHASE_BACKWARD, ABACUS_PHASE_STEP };
+		const int64_t layer[6] = { 0, 1, -1, 1, 0, -1 };
+		int64_t top = 0;
+		for (size_t i = 0; i < 6; i++) {
+			CHECK(e[i]->phase == want[i]);
+			CHECK_EQ_I64(e[i]->layer, layer[i]);
+			CHECK(e[i]->peak >= e[i]->live);
+			CHECK(i == 0 || e[i]->phase == ABACUS_PHASE_STEP || e[i]->peak >= e[i - 1]->live);
+			top = e[i]->peak > top ? e[i]->peak : top;
+		}
+		const abacus_memory *mem = abacus_analysis_memory(a);
+		CHECK_EQ_I64(top, mem->peak);
+		int64_t rec = a->rt->step.node_bytes, handle = a->rt->step.handle_bytes;
+		CHECK_EQ_I64(e[0]->live - mem->persistent, 4096 + rec);
+		CHECK_EQ_I64(e[1]->live - e[0]->live, rec + handle);
+		CHECK_EQ_I64(e[2]->live - e[1]->live, 8192);
+		CHECK_EQ_I64(e[3]->peak - e[2]->live, 4096);
+		CHECK_EQ_I64(e[3]->live - e[2]->live, 4096 - 8192 - handle);
+		CHECK(!strcmp(abacus_phase_name(ABACUS_PHASE_BACKWARD), "backward"));
+		CHECK(!strcmp(abacus_phase_name(ABACUS_PHASE_COUNT), "?"));
+	}
+	FREE_ANALYSIS();
 }

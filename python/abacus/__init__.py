@@ -20,9 +20,9 @@ from typing import List, Optional, Sequence, Union
 from . import _lib
 from ._export import graph_bytes
 from ._lib import AbacusError
-from ._report import Estimate, LayerRow, Summary, fmt_bytes, fmt_duration
+from ._report import Estimate, LayerRow, MemoryStep, Summary, fmt_bytes, fmt_duration
 
-__all__ = ["estimate", "max_batch", "plan", "summary", "AbacusError", "Estimate", "Summary", "LayerRow",
+__all__ = ["estimate", "max_batch", "plan", "summary", "AbacusError", "Estimate", "Summary", "LayerRow", "MemoryStep",
            "parse_bytes", "library_version", "fmt_bytes", "fmt_duration"]
 __version__ = "0.6.0"
 
@@ -168,6 +168,16 @@ class _Session:
                                 saved_bytes=lay.saved_bytes, output_bytes=lay.output_bytes, known=bool(lay.known)))
         return out
 
+    def timeline(self, a, layers: List[LayerRow]) -> List[MemoryStep]:
+        L = self.L
+        out = []
+        for i in range(L.abacus_analysis_n_memory_steps(a)):
+            e = L.abacus_analysis_memory_step(a, i).contents
+            out.append(MemoryStep(phase=_lib.text(L.abacus_phase_name(e.phase)),
+                                  layer=layers[e.layer].name if 0 <= e.layer < len(layers) else None,
+                                  peak_bytes=e.peak, live_bytes=e.live))
+        return out
+
 
 def _session(model, input_size, seq_len, vocab, batch_size, optimizer, hw, machine, model_file, runtime):
     return _Session(model, input_size, seq_len, vocab, batch_size, optimizer, hw, machine, model_file, runtime)
@@ -196,8 +206,9 @@ def estimate(model, input_size: Optional[Sequence[int]] = None, seq_len: Optiona
             tot = s.L.abacus_analysis_totals(a).contents
             unknown = [_lib.text(s.L.abacus_analysis_unknown(a, i, None))
                        for i in range(s.L.abacus_analysis_n_unknown(a))]
-            return Estimate.from_library(s.name, s.cfg.batch, s.opt_name, pr, mem, tot, s.layers(a), shares, step,
-                                         top, unknown, machine)
+            layers = s.layers(a)
+            return Estimate.from_library(s.name, s.cfg.batch, s.opt_name, pr, mem, tot, layers, shares, step,
+                                         top, unknown, machine, s.timeline(a, layers))
         finally:
             s.L.abacus_analysis_free(a)
 

@@ -59,6 +59,10 @@ class Memory(ctypes.Structure):
                                                "activations", "workspace", "peak", "persistent", "saved")]
 
 
+class MemoryStep(ctypes.Structure):
+    _fields_ = [("phase", ctypes.c_int), ("layer", ctypes.c_int64), ("peak", ctypes.c_int64), ("live", ctypes.c_int64)]
+
+
 class Prediction(ctypes.Structure):
     _fields_ = [("time_s", ctypes.c_double), ("time_lo_s", ctypes.c_double), ("time_hi_s", ctypes.c_double),
                 ("memory_bytes", ctypes.c_int64), ("memory_lo_bytes", ctypes.c_int64),
@@ -85,6 +89,9 @@ _SIGNATURES = {
     "abacus_analysis_totals": (ctypes.POINTER(Totals), [_P]),
     "abacus_analysis_memory": (ctypes.POINTER(Memory), [_P]),
     "abacus_analysis_n_layers": (ctypes.c_size_t, [_P]),
+    "abacus_analysis_n_memory_steps": (ctypes.c_size_t, [_P]),
+    "abacus_analysis_memory_step": (ctypes.POINTER(MemoryStep), [_P, ctypes.c_size_t]),
+    "abacus_phase_name": (ctypes.c_char_p, [ctypes.c_int]),
     "abacus_analysis_layer": (ctypes.POINTER(Layer), [_P, ctypes.c_size_t]),
     "abacus_analysis_n_unknown": (ctypes.c_size_t, [_P]),
     "abacus_analysis_unknown": (ctypes.c_char_p, [_P, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int64)]),

@@ -47,6 +47,15 @@ class LayerRow:
     time_s: float = 0.0
 
 
+@dataclasses.dataclass
+class MemoryStep:
+    """One step of the simulated iteration: a layer's forward or backward, the loss, or the optimizer step."""
+    phase: str               # "forward", "loss", "backward" or "step"
+    layer: Optional[str]     # the layer's name (None for the loss and the step)
+    peak_bytes: int          # the largest live total during the step, persistent state included
+    live_bytes: int          # the live total once the step is done
+
+
 _BREAKDOWN = (("weights", "weights"), ("buffers", "buffers"), ("gradients", "gradients"),
               ("optimizer", "optimizer state"), ("inputs", "inputs + targets"),
               ("activations", "saved activations"), ("workspace", "transient workspace"))
@@ -75,9 +84,15 @@ class Estimate:
     top_activation_layers: List[LayerRow]
     unknown_ops: List[str]
     machine: Optional[str] = None
+    timeline: List[MemoryStep] = dataclasses.field(default_factory=list)  # the simulated iteration, step by step
+
+    @property
+    def peak_step(self) -> Optional[MemoryStep]:
+        """The step of the timeline where the simulated memory peaks (the first of equal peaks)."""
+        return max(self.timeline, key=lambda e: e.peak_bytes, default=None)
 
     @classmethod
-    def from_library(cls, name, batch, opt, pr, mem, tot, layers, shares, step, top, unknown, machine):
+    def from_library(cls, name, batch, opt, pr, mem, tot, layers, shares, step, top, unknown, machine, timeline=()):
         for lay, sh in zip(layers, shares):
             lay.time_share, lay.time_s = sh, sh * pr.time_s
         br = {k: getattr(mem, k) for k, _ in _BREAKDOWN}
@@ -90,7 +105,7 @@ class Estimate:
                    forward_flops=tot.forward_flops, backward_flops=tot.backward_flops, calib_s=pr.calib_s,
                    time_analytic_s=pr.time_analytic_s, optimizer_step_share=step, layers=layers,
                    top_layers=by_time, top_activation_layers=by_saved, unknown_ops=unknown,
-                   machine=str(machine) if machine else None)
+                   machine=str(machine) if machine else None, timeline=list(timeline))
 
     def epoch_s(self, samples: int) -> float:
         """Predicted time of an epoch of `samples` samples (whole batches)."""

@@ -62,6 +62,21 @@ def test_estimate_equals_cli_on_the_collectors_export(resnet_graph):
     assert repr(est).splitlines()[1:3] == text[1:3]
 
 
+def test_the_timeline_is_the_clis(resnet_graph):
+    """estimate().timeline is `abacus inspect --timeline`: the same steps, layers and bytes; its peak step holds
+    the simulated peak."""
+    torch.manual_seed(0)
+    est = abacus.estimate(torchvision.models.resnet18(), input_size=(3, 64, 64), batch_size=8)
+    ref = cli_json("inspect", resnet_graph, "--batch", "8", "--timeline")
+    assert [(e.phase, e.layer, e.peak_bytes, e.live_bytes) for e in est.timeline] == \
+        [(e["phase"], e["layer"], e["peak"], e["live"]) for e in ref["timeline"]]
+    pk = est.peak_step
+    assert pk.peak_bytes == ref["memory"]["peak"] and pk.layer == ref["peak_step"]["layer"]
+    assert pk.peak_bytes == est.breakdown["weights"] + est.breakdown["buffers"] + est.breakdown["optimizer"] + \
+        est.breakdown["inputs"] + est.breakdown["gradients"] + est.breakdown["activations"] + \
+        est.breakdown["workspace"]
+
+
 def test_a_machine_without_avx_holds_more_for_convolutions(resnet_graph):
     # The hardware id names the machine's ISA and threads: two threads capped at SSE4.1 run the backward
     # of resnet18's convolutions through oneDNN's gemm path, whose per-thread scratchpad the simulation
