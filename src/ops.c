@@ -35,9 +35,14 @@ const ab_opdef ab_ops[] = {
 	UNF("Relu", RELU, 1, 1, 0, 1, relu),
 	UN("LeakyRelu", RELU, 2, 2, 1, 0),
 	BI("PRelu", RELU, 2, 3, 3, 0, .act = AB_ACT_PRELU),
-	UN("Elu", RELU, 4, 4, 0, 1, .act = AB_ACT_ELU),
-	UN("Selu", RELU, 5, 4, 0, 1, .act = AB_ACT_ELU),
-	UN("Celu", RELU, 5, 4, 0, 1),
+	/* PyTorch's ELU, SELU and CELU keep their input for the backward (elu_backward with is_result false; only the
+	 * in-place elu_ keeps the result): measured 2026-12-06 with the allocator tracker, h = x·W kept by h·h,
+	 * then act(h) + h·h: after the forward 2.01 tensors of h's size live for all three (h and the sum) against
+	 * 3.02 for sigmoid, tanh and ReLU (which keep their output), in 1.13.1 and 2.15.0 alike. TensorFlow's
+	 * EluGrad and SeluGrad read the output (runtime_tf_cpu.c tf_saved). */
+	UN("Elu", RELU, 4, 4, 1, 0, .act = AB_ACT_ELU),
+	UN("Selu", RELU, 5, 4, 1, 0, .act = AB_ACT_ELU),
+	UN("Celu", RELU, 5, 4, 1, 0),
 	UN("ThresholdedRelu", RELU, 1, 1, 1, 0),
 	UN("Clip", RELU, 2, 2, 1, 0, .state_in = ~1u),
 	UNF("Sigmoid", ACT, 4, 3, 0, 1, sigmoid, .act = AB_ACT_SIGMOID),

@@ -143,6 +143,12 @@ static int tf_grouped_kind(const abacus_graph *g, const ab_shape *shapes, const 
  *   int64 indices. */
 static void tf_saved(const ab_ctx *c, const ab_opdef *def, ab_cost *k)
 {
+	/* EluGrad and SeluGrad read the forward's output (nn_grad.py), where PyTorch keeps the input. */
+	if (def->act == AB_ACT_ELU) {
+		k->in_mask = 0;
+		k->out_mask = 1;
+		return;
+	}
 	if (tf_grouped_kind(c->g, c->shapes, c->n) == TF_GROUPED_DEPTHWISE) {
 		const ab_shape *w = &c->shapes[c->n->in[1]];
 		if ((w->dims[2] != 3 || w->dims[3] != 3) && c->rg[c->n->in[1]] && w->numel <= INT64_MAX / 1024)

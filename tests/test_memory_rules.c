@@ -1090,3 +1090,57 @@ void test_memory_timeline(void)
 	}
 	FREE_ANALYSIS();
 }
+
+/* What an activation keeps for its backward: PyTorch's ELU, SELU and CELU their input, ReLU its output
+ * (measured with the allocator tracker: the comment at ELU's row in ops.c); TensorFlow's EluGrad the
+ * output. h = x·W (B×8×64, 4,096 B at batch 2) is kept anyway by h·h; y = act(h); out = y + h·h. At the end
+ * of the forward ReLU keeps y beside h, ELU nothing more: the saved bytes differ by y's 4,096 B (one saved
+ * tensor each, so the same records and handles). */
+static tb_model *act_model(const char *act)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 16));
+	tb_weight(m, "w", D(16, 64));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_node(m, "Mul", L("h", "h"), L("z"));
+	tb_node(m, act, L("h"), L("y"));
+	tb_node(m, "Add", L("y", "z"), L("out"));
+	tb_output(m, "out");
+	return m;
+}
+
+void test_elu_keeps_its_input(void);
+void test_elu_keeps_its_input(void)
+{
+	static const char *const runtimes[3] = { "torch-1.13.1", "torch-2.15.0", "tf-2.21.0" };
+	for (int r = 0; r < 3; r++) {
+		int64_t saved[4];
+		static const char *const acts[4] = { "Relu", "Elu", "Selu", "Celu" };
+		for (int k = 0; k < 4; k++) {
+			abacus_graph *g;
+			abacus_error err;
+			abacus_analysis *a = analyze_rt(act_model(acts[k]), 2, runtimes[r], &g, &err);
+			CHECK(a != NULL);
+			if (!a) {
+				fprintf(stderr, "  analysis failed: %s\n", err.msg);
+				return;
+			}
+			saved[k] = abacus_analysis_memory(a)->saved;
+			int L = layer_of(a, acts[k]);
+			CHECK(L >= 0);
+			if (L >= 0 && k > 0 && r < 2)
+				CHECK(a->costs[L].in_mask == 1 && a->costs[L].out_mask == 0);
+			if (L >= 0 && k > 0 && k < 3 && r == 2)
+				CHECK(a->costs[L].in_mask == 0 && a->costs[L].out_mask == 1);
+			abacus_analysis_free(a);
+			abacus_graph_free(g);
+		}
+		if (r < 2) {
+			CHECK_EQ_I64(saved[0] - saved[1], 4096);
+			CHECK_EQ_I64(saved[1], saved[2]);
+			CHECK_EQ_I64(saved[1], saved[3]);
+		} else {
+			CHECK_EQ_I64(saved[0], saved[1]); /* TensorFlow: ELU keeps its output, as ReLU does */
+		}
+	}
+}
