@@ -65,6 +65,10 @@ typedef struct ab_step_memory {
 	 * is a copy, a tensor of its own, as PyTorch's reshape makes it (1/0; memory.c reshape_copies). 0: every
 	 * reshape shares its input's storage. */
 	int reshape_copies;
+	/* A gradient made for a permuted view of a tensor (a transpose, a permute) is that tensor's gradient laid
+	 * out permuted, and the kernels that need their output's gradient row-major copy it first (1/0; memory.c
+	 * permuted_view, strided_grad_copies). 0: views are no tensors (TensorFlow's transposes are copies). */
+	int strided_view_grads;
 	int64_t node_bytes;   /* host memory of one operation's autograd record (a layer a gradient reaches),
 	                       * from its forward until the graph dies after the step */
 	int64_t handle_bytes; /* per activation a layer saves: its saved-tensor handle, to its backward */
@@ -167,7 +171,7 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
  * (runtime_torch_cpu.c explains each). */
 #define AB_TORCH_STEP_MEMORY_FIELDS                                                                       \
 	.ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2,     \
-	.program_order = 1,                                                                                   \
+	.program_order = 1, .strided_view_grads = 1,                                                          \
 	.node_bytes = 700, .handle_bytes = 400, .param_tensor_bytes = 580, .buffer_tensor_bytes = 360,           \
 	.grad_tensor_bytes = 775, .sgd_state_bytes = 380, .adam_state_bytes = 1250
 #define AB_TORCH_STEP_MEMORY { AB_TORCH_STEP_MEMORY_FIELDS }

@@ -244,8 +244,12 @@ void ab_torch_mark_fused(abacus_analysis *a)
 			continue;
 		const char *op = g->nodes[node].op;
 		if (!strcmp(op, "Div")) {
-			if (layer_norm(a, node))
+			/* native_layer_norm_backward copies a strided output gradient row-major first (memory.c
+			 * strided_grad_copies says where it was measured). */
+			if (layer_norm(a, node)) {
 				a->layer_view[l] = AB_LAYER_NORM_END;
+				a->costs[l].strided_grad_buffers = 1;
+			}
 		} else if (!strcmp(op, "InstanceNormalization")) {
 			/* GroupNorm: Reshape → InstanceNormalization → Reshape → Mul γ → Add β, one kernel that
 			 * keeps its input; the affine part joins below, through the Reshape. */
@@ -278,6 +282,8 @@ void ab_torch_mark_fused(abacus_analysis *a)
 				a->layer_view[a->node_layer[p]] = AB_LAYER_KERNEL;
 				fuse(a, p);
 				a->layer_view[l] = AB_LAYER_NORM_END;
+				a->costs[l].strided_grad_buffers = a->costs[a->node_layer[p]].strided_grad_buffers;
+				a->costs[a->node_layer[p]].strided_grad_buffers = 0;
 				/* The pattern's input is kept where it is still alive: at a GroupNorm's kernel, which
 				 * names it; a LayerNorm names it at its first node and passes the end mark along. */
 				int pl = a->node_layer[p];

@@ -1144,3 +1144,77 @@ void test_elu_keeps_its_input(void)
 		}
 	}
 }
+
+/* A kernel that wants its output's gradient row-major copies it when the gradient arrives through a
+ * permuted view (memory.c strided_grad_copies; measured with the allocator tracker: an embedding read
+ * transposed by a convolution held one output more in its backward, 1.50 against 0.50 outputs). h = the
+ * lookup of x (B×256 ids) in E (1024×64): B×256×64, 65,536 B a sample. Read transposed by a 1×1 convolution,
+ * the lookup's backward holds that copy beside E's gradient; read by a product (row-major), not. The same
+ * for a LayerNormalization of a product's output. TensorFlow has no views: no copy. */
+static tb_model *strided_model(int norm, int transposed)
+{
+	tb_model *m = tb_new(17);
+	if (norm) {
+		tb_input(m, "x", D(-1, 256, 16));
+		tb_weight(m, "w0", D(16, 64));
+		tb_weight(m, "g", D(64));
+		tb_weight(m, "b", D(64));
+		tb_node(m, "MatMul", L("x", "w0"), L("p"));
+		tb_node(m, "LayerNormalization", L("p", "g", "b"), L("h"));
+		tb_attr_int(m, "axis", -1);
+	} else {
+		tb_input_typed(m, "x", 7, D(-1, 256));
+		tb_weight(m, "e", D(1024, 64));
+		tb_node(m, "Gather", L("e", "x"), L("h"));
+	}
+	if (transposed) {
+		tb_weight(m, "wc", D(64, 64, 1));
+		tb_node(m, "Transpose", L("h"), L("ht"));
+		tb_attr_ints(m, "perm", 3, (const int64_t[]){ 0, 2, 1 });
+		tb_node(m, "Conv", L("ht", "wc"), L("y"));
+	} else {
+		tb_weight(m, "w", D(64, 64));
+		tb_node(m, "MatMul", L("h", "w"), L("y"));
+	}
+	tb_output(m, "y");
+	return m;
+}
+
+/* What the backward of the first layer after the input (the lookup, or the LayerNormalization) holds above
+ * what was live before it. */
+static int64_t first_backward_extra(const abacus_analysis *a, const char *op)
+{
+	int L = layer_of(a, op);
+	size_t n = abacus_analysis_n_memory_steps(a);
+	for (size_t i = 1; i < n; i++) {
+		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
+		if (e->phase == ABACUS_PHASE_BACKWARD && e->layer == L)
+			return e->peak - abacus_analysis_memory_step(a, i - 1)->live;
+	}
+	return -1;
+}
+
+void test_strided_grad_copies(void);
+void test_strided_grad_copies(void)
+{
+	static const char *const runtimes[3] = { "torch-1.13.1", "torch-2.15.0", "tf-2.21.0" };
+	for (int norm = 0; norm < 2; norm++)
+		for (int r = 0; r < 3; r++) {
+			int64_t extra[2];
+			for (int tr = 0; tr < 2; tr++) {
+				abacus_graph *g;
+				abacus_error err;
+				abacus_analysis *a = analyze_rt(strided_model(norm, tr), 2, runtimes[r], &g, &err);
+				CHECK(a != NULL);
+				if (!a) {
+					fprintf(stderr, "  analysis failed: %s\n", err.msg);
+					return;
+				}
+				extra[tr] = first_backward_extra(a, norm ? "LayerNormalization" : "Gather");
+				CHECK(extra[tr] > 0);
+				abacus_analysis_free(a);
+				abacus_graph_free(g);
+			}
+			CHECK_EQ_I64(extra[1] - extra[0], r < 2 ? 2 * 65536 : 0);
+		}
+}
