@@ -141,6 +141,12 @@ int cli_width(const char *s, int w);
  * abacus_predictor_layer_shares; time_s > 0 turns shares into seconds. */
 void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const double *shares, double step_share,
                     int json);
+/* The step of the simulated iteration where memory peaks (the first of equal peaks; its index in *at), or NULL
+ * without steps; its label ("backward of /layer1/Conv (Conv)", "the loss", "the optimizer step"); and the JSON
+ * member "peak_step": {"index": ..., "phase": ..., "layer": name or null}, without a trailing comma. */
+const abacus_memory_step *cli_peak_step(const abacus_analysis *a, size_t *at);
+void cli_step_label(char *buf, size_t cap, const abacus_analysis *a, const abacus_memory_step *e);
+void cli_json_peak_step(FILE *f, const abacus_analysis *a);
 
 /* The progress line of a long library call (progress.c): cli_progress_attach points o->progress at it when
  * stderr is a terminal and leaves o alone otherwise; cli_progress_clear erases the line once the call has

@@ -18,30 +18,6 @@ static const char description[] =
 
 static void csv_field(const char *s);
 
-/* The step where the iteration's memory peaks (the first of equal peaks), or NULL without steps. */
-static const abacus_memory_step *peak_step(const abacus_analysis *a, size_t *at)
-{
-	const abacus_memory_step *best = NULL;
-	for (size_t i = 0; i < abacus_analysis_n_memory_steps(a); i++) {
-		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
-		if (!best || e->peak > best->peak) {
-			best = e;
-			*at = i;
-		}
-	}
-	return best;
-}
-
-/* "backward of /layer1/Conv (Conv)", "the loss", "the optimizer step". */
-static void step_label(char *buf, size_t cap, const abacus_analysis *a, const abacus_memory_step *e)
-{
-	const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
-	if (l)
-		snprintf(buf, cap, "%s of %s (%s)", abacus_phase_name(e->phase), l->name, l->op);
-	else
-		snprintf(buf, cap, "%s", e->phase == ABACUS_PHASE_LOSS ? "the loss" : "the optimizer step");
-}
-
 static void print_timeline_json(const abacus_analysis *a)
 {
 	FILE *f = stdout;
@@ -78,7 +54,7 @@ static void print_timeline_csv(const abacus_analysis *a)
 static void print_timeline_table(const abacus_analysis *a)
 {
 	size_t at = 0;
-	const abacus_memory_step *pk = peak_step(a, &at);
+	const abacus_memory_step *pk = cli_peak_step(a, &at);
 	printf("%5s  %-8s %-40s %-18s %12s %12s\n", "step", "phase", "layer", "op", "peak", "live after");
 	for (size_t i = 0; i < abacus_analysis_n_memory_steps(a); i++) {
 		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
@@ -196,16 +172,10 @@ static void print_json(const char *file, const abacus_graph *g, const abacus_ana
 	        (long long)m->weights, (long long)m->buffers, (long long)m->optimizer, (long long)m->inputs,
 	        (long long)m->gradients, (long long)m->activations, (long long)m->workspace, (long long)m->peak,
 	        (long long)m->persistent, (long long)m->saved);
-	size_t at = 0;
-	const abacus_memory_step *pk = peak_step(a, &at);
-	if (pk) {
-		const abacus_layer *l = pk->layer >= 0 ? abacus_analysis_layer(a, (size_t)pk->layer) : NULL;
-		fprintf(f, "  \"peak_step\": {\"index\": %zu, \"phase\": \"%s\", \"layer\": ", at, abacus_phase_name(pk->phase));
-		if (l)
-			json_str(f, l->name);
-		else
-			fprintf(f, "null");
-		fprintf(f, "},\n");
+	if (abacus_analysis_n_memory_steps(a)) {
+		fprintf(f, "  ");
+		cli_json_peak_step(f, a);
+		fprintf(f, ",\n");
 	}
 	if (timeline)
 		print_timeline_json(a);
@@ -288,10 +258,10 @@ static void print_table(const char *file, const abacus_graph *g, const abacus_an
 		printf("  %-30s %14lld  (%s)\n", rows[i].name, (long long)rows[i].v, b1);
 	}
 	size_t at = 0;
-	const abacus_memory_step *pk = peak_step(a, &at);
+	const abacus_memory_step *pk = cli_peak_step(a, &at);
 	if (pk) {
 		char where[512];
-		step_label(where, sizeof where, a, pk);
+		cli_step_label(where, sizeof where, a, pk);
 		printf("  %-30s %s (step %zu of %zu; --timeline lists them)\n", "peak reached in", where, at + 1,
 		       abacus_analysis_n_memory_steps(a));
 	}

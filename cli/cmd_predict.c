@@ -100,6 +100,10 @@ int cmd_predict(int argc, char **argv)
 		       "\"inputs\": %lld, \"activations\": %lld, \"workspace\": %lld, \"learned_correction\": %lld},\n ",
 		       (long long)m->weights, (long long)m->buffers, (long long)m->gradients, (long long)m->optimizer,
 		       (long long)m->inputs, (long long)m->activations, (long long)m->workspace, (long long)corr);
+		if (abacus_analysis_n_memory_steps(a)) {
+			cli_json_peak_step(stdout, a);
+			printf(",\n ");
+		}
 		cli_top_layers(a, 10, pr.time_s, shares, step_share, 1);
 		printf("}\n");
 	} else {
@@ -122,7 +126,12 @@ int cmd_predict(int argc, char **argv)
 			{ "optimizer state", m->optimizer }, { "inputs + targets", m->inputs },
 			{ "saved activations", m->activations }, { "transient workspace", m->workspace },
 		};
-		printf("\nmemory at the peak:\n");
+		size_t at = 0;
+		const abacus_memory_step *pk = cli_peak_step(a, &at);
+		char where[512] = "";
+		if (pk)
+			cli_step_label(where, sizeof where, a, pk);
+		printf("\nmemory at the peak%s%s%s:\n", pk ? " (simulated: in the " : "", where, pk ? ")" : "");
 		for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 			fmt_bytes(m1, sizeof m1, (double)rows[i].v);
 			printf("  %-22s %12s  %5.1f%%\n", rows[i].name, m1, 100.0 * (double)rows[i].v / (double)pr.memory_bytes);

@@ -209,6 +209,43 @@ static size_t top_k(const double *v, size_t n, size_t *idx, size_t k)
 	return m;
 }
 
+const abacus_memory_step *cli_peak_step(const abacus_analysis *a, size_t *at)
+{
+	const abacus_memory_step *best = NULL;
+	for (size_t i = 0; i < abacus_analysis_n_memory_steps(a); i++) {
+		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
+		if (!best || e->peak > best->peak) {
+			best = e;
+			*at = i;
+		}
+	}
+	return best;
+}
+
+void cli_step_label(char *buf, size_t cap, const abacus_analysis *a, const abacus_memory_step *e)
+{
+	const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+	if (l)
+		snprintf(buf, cap, "%s of %s (%s)", abacus_phase_name(e->phase), l->name, l->op);
+	else
+		snprintf(buf, cap, "%s", e->phase == ABACUS_PHASE_LOSS ? "the loss" : "the optimizer step");
+}
+
+void cli_json_peak_step(FILE *f, const abacus_analysis *a)
+{
+	size_t at = 0;
+	const abacus_memory_step *pk = cli_peak_step(a, &at);
+	if (!pk)
+		return;
+	const abacus_layer *l = pk->layer >= 0 ? abacus_analysis_layer(a, (size_t)pk->layer) : NULL;
+	fprintf(f, "\"peak_step\": {\"index\": %zu, \"phase\": \"%s\", \"layer\": ", at, abacus_phase_name(pk->phase));
+	if (l)
+		json_str(f, l->name);
+	else
+		fprintf(f, "null");
+	fprintf(f, "}");
+}
+
 void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const double *shares, double step_share,
                     int json)
 {

@@ -111,6 +111,18 @@ class Estimate:
         """Predicted time of an epoch of `samples` samples (whole batches)."""
         return -(-samples // self.batch_size) * self.time_s
 
+    def _peak_label(self) -> str:
+        """The suffix `abacus predict` gives the breakdown's title: the step where the simulated memory peaks."""
+        pk = self.peak_step
+        if pk is None:
+            return ""
+        if pk.layer is None:
+            where = "the loss" if pk.phase == "loss" else "the optimizer step"
+        else:
+            op = next((l.op for l in self.layers if l.name == pk.layer), "?")
+            where = f"{pk.phase} of {pk.layer} ({op})"
+        return f" (simulated: in the {where})"
+
     def __repr__(self) -> str:
         lo, hi = self.time_interval
         mlo, mhi = self.memory_interval
@@ -118,7 +130,7 @@ class Estimate:
                f"  time per iteration  {fmt_duration(self.time_s)}   (90 % interval {fmt_duration(lo)} – "
                f"{fmt_duration(hi)})",
                f"  peak memory         {fmt_bytes(self.memory_bytes)}   (90 % interval {fmt_bytes(mlo)} – "
-               f"{fmt_bytes(mhi)})", "", "memory at the peak:"]
+               f"{fmt_bytes(mhi)})", "", f"memory at the peak{self._peak_label()}:"]
         for key, label in _BREAKDOWN:
             v = self.breakdown[key]
             out.append(f"  {label:<22} {fmt_bytes(v):>12}  {100 * v / self.memory_bytes:5.1f}%")

@@ -60,6 +60,7 @@ def test_estimate_equals_cli_on_the_collectors_export(resnet_graph):
     text = subprocess.run([CLI, "predict", resnet_graph, "--batch", "8"], check=True, capture_output=True,
                           text=True).stdout.splitlines()
     assert repr(est).splitlines()[1:3] == text[1:3]
+    assert repr(est).splitlines()[4] == text[4]  # "memory at the peak (simulated: in the backward of ...):"
 
 
 def test_the_timeline_is_the_clis(resnet_graph):
