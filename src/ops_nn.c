@@ -903,8 +903,6 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	k->out_mask = 1;
 	/* What a step keeps for backward, and its autograd records, are the runtime's (runtime.h ab_rnn_costs). */
 	int64_t per_bytes = G == 1 ? c->rt->rnn.plain_saved_per_gate * gh : c->rt->rnn.saved_per_h * h;
-	if (G == 4)
-		per_bytes += c->rt->rnn.lstm_extra_saved_per_h * h;
 	int64_t records;
 	if (ab_mul(steps, per_bytes, &k->extra_bytes) ||
 	    ab_mul(k->serial_steps, G == 1 ? c->rt->rnn.plain_record_bytes : c->rt->rnn.record_bytes, &records) ||
@@ -940,6 +938,21 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 			double ws = (double)n * 4.0 * (double)gh * (double)(in + h);
 			k->bwd_workspace = ws < 9e18 ? (int64_t)ws : INT64_MAX; /* an absurd graph's saturates */
 		}
+	}
+	/* A runtime that trains an LSTM as one fused kernel per direction (the runtime's lstm_fused): its
+	 * workspace and transients by the runtime's fitted terms, and one autograd record per direction. */
+	if (G == 4 && c->rt->rnn.lstm_fused) {
+		double sb = (double)seq * (double)batch, m = (double)(in > h ? in : h), hd = (double)h;
+		const ab_rnn_bytes *sv = &c->rt->rnn.fused_saved, *fw = &c->rt->rnn.fused_fwd, *bw = &c->rt->rnn.fused_bwd;
+		double saved = (double)dirs * (sv->sbh * sb * hd + sv->sbm * sb * m + sv->hw * hd * (hd + (double)in) +
+		                               sv->hh * hd * hd + sv->c);
+		double fwd = fw->sbh * sb * hd + fw->sbm * sb * m + fw->hw * hd * (hd + (double)in) + fw->hh * hd * hd + fw->c;
+		double bwd = bw->sbh * sb * hd + bw->sbm * sb * m + bw->hw * hd * (hd + (double)in) + bw->hh * hd * hd + bw->c;
+		if (ab_d2i(saved, &k->extra_bytes) || ab_d2i(fwd, &k->fwd_workspace) || ab_d2i(bwd, &k->bwd_workspace))
+			return OVF(c);
+		k->graph_bytes = 0;
+		if (!ab_in_rg(c, 0) && !ab_in_rg(c, 1) && !ab_in_rg(c, 2))
+			k->bwd_workspace = 0;
 	}
 	io_bytes(c, k);
 	return 0;

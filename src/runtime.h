@@ -83,6 +83,12 @@ typedef struct ab_step_memory {
  * costs besides streaming its recurrent matrix R, in bytes of R streamed in the same time (LSTM/GRU and a
  * plain RNN: its dispatch; per row-MAC of its three products once the batch makes them compute-bound; per
  * gate element), and the autograd records it keeps from its forward to its backward and to the graph's end. */
+/* Bytes of a fused recurrent kernel as a sum of terms: per step and sample, × H and × max(H, input); × H·(H + input)
+ * (a copy of the weights, W and R); × H²; and a constant. */
+typedef struct ab_rnn_bytes {
+	double sbh, sbm, hw, hh, c;
+} ab_rnn_bytes;
+
 typedef struct ab_rnn_costs {
 	double step_bytes, plain_step_bytes, mac_bytes;
 	int64_t gate_bytes;
@@ -96,9 +102,12 @@ typedef struct ab_rnn_costs {
 	 * iterations' partial gradients of the layer's input and recurrent weights (ops_nn.c ab_cost_rnn). 0: no
 	 * such loop (PyTorch). */
 	int bwd_parallel_iterations;
-	/* An LSTM's step keeps this many more bytes per hidden unit and sample for backward (PyTorch 2.15's
-	 * CPU LSTM: two more gate-sized tensors; 0: 1.13's). */
-	int64_t lstm_extra_saved_per_h;
+	/* An LSTM the runtime trains through one fused kernel per layer and direction (PyTorch 2.15's CPU
+	 * mkldnn_rnn_layer, oneDNN's RNN primitive), not step by step (1/0): what that kernel keeps for its
+	 * backward beyond its outputs, and the transient bytes of its forward and of its backward beyond the
+	 * gradients it returns, per direction, as sums of terms in bytes (ops_nn.c ab_cost_rnn). */
+	int lstm_fused;
+	ab_rnn_bytes fused_saved, fused_fwd, fused_bwd;
 } ab_rnn_costs;
 
 typedef struct ab_runtime {

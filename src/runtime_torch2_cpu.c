@@ -19,9 +19,18 @@
  * gradient into the earlier one in place (step.gather_grad_in_place). That is the networks whose encoder and
  * decoder share one embedding: lstm_seq2seq's and seq2seq_transformer's SGD rows peaked 4.1-4.8 MB (one
  * embedding) lower on 2.15 than on 1.13. Its LSTMs differ too (lstm_lm's SGD transient 1.7 → 7.3 MB at
- * batch 1, 5.1 → 17.6 at 4; the GRU and plain RNN networks the same as 1.13's): the forward keeps two more
- * gate-sized tensors per step (rnn.lstm_extra_saved_per_h; docs/COSTS.md has the measurement); the backward
- * holds 1.5-3.9 MB more on the measured LSTMs, in no proportion found yet, and is not encoded.
+ * batch 1, 5.1 → 17.6 at 4; the GRU and plain RNN networks the same as 1.13's). The reason (2026-12-06, the
+ * allocator tracker with a per-op trace): 2.15 trains a CPU LSTM through oneDNN's RNN primitive, one
+ * mkldnn_rnn_layer per layer and direction forward and one mkldnn_rnn_layer_backward back, where 1.13 runs a
+ * dozen kernels a step; GRU and plain RNN still run step by step. What the fused kernel holds, fitted on 24
+ * single-direction LSTMs (sequence 16 and 64, batch 1 and 8, input 32 and 128, H 32, 128 and 256; bytes,
+ * s·b = steps × samples, M = max(H, input)): it keeps for backward, beyond its outputs, 38.7·s·b·H +
+ * 23.6·s·b·M + 17 kB (oneDNN's workspace, sized by the larger of input and hidden width; within 10 %, mean
+ * 2.4 %); its forward holds 16.4·s·b·H (the gates) + 16.3·H·(H + input) (its weights reordered) + 124 kB
+ * more while it runs (within 2.2 %); its backward, beyond the gradients it returns, 16.5·s·b·H + 3.6·s·b·M +
+ * 13.7·H·(H + input) + 22.6·H² + 20 kB (mean 18 %, at most 160 kB off). The gradients it returns are the
+ * input's, W's, R's and the biases' and initial states', exactly (s·b·input + 4H·(H + input) + 8H + 2·b·H
+ * floats). That replaces 1.13's per-step rule for LSTMs here (lstm_fused, ops_nn.c ab_cost_rnn).
  */
 #include "runtime.h"
 
@@ -31,7 +40,9 @@ const ab_runtime ab_runtime_torch_2_15_cpu = {
 	.bn_backward_buffers = 1,
 	.bn_scalar_map_min = 2,
 	.bn_scalar_map_max = 15,
-	.rnn = { AB_TORCH_RNN_COSTS_FIELDS, .lstm_extra_saved_per_h = 32 },
+	.rnn = { AB_TORCH_RNN_COSTS_FIELDS, .lstm_fused = 1, .fused_saved = { .sbh = 38.7, .sbm = 23.6, .c = 17194 },
+	         .fused_fwd = { .sbh = 16.4, .hw = 16.3, .c = 123888 },
+	         .fused_bwd = { .sbh = 16.5, .sbm = 3.6, .hw = 13.7, .hh = 22.6, .c = 19905 } },
 	.conv_kernel = ab_torch_conv_kernel,
 	.dispatch_us = ab_torch_dispatch_us,
 	.act_ns = AB_TORCH_ARITH_NS,

@@ -1218,3 +1218,43 @@ void test_strided_grad_copies(void)
 			CHECK_EQ_I64(extra[1] - extra[0], r < 2 ? 2 * 65536 : 0);
 		}
 }
+
+/* PyTorch 2.15's fused CPU LSTM (runtime.h rnn.lstm_fused, runtime_torch2_cpu.c has the fit): x [8, B, 16] →
+ * LSTM, hidden 8 (W [1, 32, 16], R [1, 32, 8]), at batch 2: s·b = 16, M = max(8, 16) = 16. Kept for backward
+ * beyond its outputs: 38.7·16·8 + 23.6·16·16 + 17,194 = 28,189.2 B; its forward's transient 16.4·16·8 +
+ * 16.3·8·(8 + 16) + 123,888 = 129,116.8; its backward's 16.5·16·8 + 3.6·16·16 + 13.7·8·24 + 22.6·64 + 19,905 =
+ * 27,015.4 (truncated to bytes). No per-step records; under 1.13 the same layer keeps 30 B per hidden unit and
+ * sample (3,840) and 4,400 B of records per step (35,200). */
+void test_torch2_fused_lstm(void);
+void test_torch2_fused_lstm(void)
+{
+	for (int r = 0; r < 2; r++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(8, -1, 16));
+		tb_weight(m, "W", D(1, 32, 16));
+		tb_weight(m, "R", D(1, 32, 8));
+		tb_weight(m, "B", D(1, 64));
+		tb_node(m, "LSTM", L("x", "W", "R", "B"), L("y", "yh", "yc"));
+		tb_attr_int(m, "hidden_size", 8);
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = analyze_rt(m, 2, r ? "torch-2.15.0" : "torch-1.13.1", &g, &err);
+		CHECK(a != NULL);
+		if (!a) {
+			fprintf(stderr, "  analysis failed: %s\n", err.msg);
+			return;
+		}
+		int L = layer_of(a, "LSTM");
+		CHECK(L >= 0);
+		if (L >= 0 && r) {
+			CHECK_EQ_I64(a->costs[L].extra_bytes, 28189);
+			CHECK_EQ_I64(a->costs[L].fwd_workspace, 129116);
+			CHECK_EQ_I64(a->costs[L].bwd_workspace, 27015);
+			CHECK_EQ_I64(a->costs[L].graph_bytes, 0);
+		} else if (L >= 0) {
+			CHECK_EQ_I64(a->costs[L].extra_bytes, 3840 + 35200);
+		}
+		FREE_ANALYSIS();
+	}
+}

@@ -507,11 +507,9 @@ void test_torch2_embedding_grad_in_place(void)
 	}
 }
 
-/* PyTorch 2.15's CPU LSTM keeps two more gate-sized tensors per step for backward than 1.13's (runtime.h
- * rnn.lstm_extra_saved_per_h, 32 bytes per hidden unit and sample: measured 2026-12-05, an LSTM of input
- * 128, hidden 256 or 512, sequence 32 or 64, batch 4, one or two directions kept 1.90-2.16 × 4·H·B·T
- * floats more at the end of its forward on 2.15). x [8, B, 16] → LSTM (hidden 8: W [1, 32, 16], R [1, 32, 8])
- * at batch 2: 8 steps × 2 samples × 32 × 8 = 4,096 bytes more saved; a GRU keeps what 1.13's does. */
+/* PyTorch 2.15 trains a CPU LSTM through oneDNN's fused RNN kernel, which keeps its own workspace instead of
+ * 1.13's per-step tensors and records (runtime.h rnn.lstm_fused; test_torch2_fused_lstm has its bytes); a
+ * GRU runs step by step in both and keeps the same. x [8, B, 16] → LSTM or GRU (hidden 8) at batch 2. */
 static tb_model *lstm8(void)
 {
 	tb_model *m = tb_new(14);
@@ -533,7 +531,10 @@ void test_torch2_lstm_saved(void)
 		abacus_memory t1, t2;
 		if (torch_both(builds[i], &t1, &t2))
 			return;
-		CHECK_EQ_I64(t2.saved - t1.saved, i == 0 ? 8 * 2 * 32 * 8 : 0);
+		if (i == 0)
+			CHECK(t2.saved != t1.saved);
+		else
+			CHECK_EQ_I64(t2.saved, t1.saved);
 	}
 }
 

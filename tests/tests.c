@@ -12,7 +12,7 @@
 	X(test_cumsum_backward_memory) X(test_stop_gradient) X(test_concat_grad_is_narrowed) X(test_split_part_grads) X(test_tensor_overhead_memory) X(test_dilated_depthwise_backward) X(test_broadcast_product_memory) X(test_einsum_copies) X(test_sum_grad_is_view) \
 	X(test_glu_fused) X(test_weight_derived_tensor) X(test_second_gradient) X(test_dead_branch_keeps_nothing) X(test_autograd_records) X(test_slow_conv_columns) X(test_slow_conv_1x1_grad) \
 	X(test_conv_weight_reorder) X(test_gelu_strided_grad) X(test_mean_dims_saves_input) X(test_reduce_max_backward_mask) \
-	X(test_conv_permuted_input_copy) X(test_program_order) X(test_conv_weights_pass_input_copy) X(test_conv_keeps_channels_last) X(test_product_saves_for_other_operand) X(test_reshape_copies_strided) X(test_memory_timeline) X(test_elu_keeps_its_input) X(test_strided_grad_copies)
+	X(test_conv_permuted_input_copy) X(test_program_order) X(test_conv_weights_pass_input_copy) X(test_conv_keeps_channels_last) X(test_product_saves_for_other_operand) X(test_reshape_copies_strided) X(test_memory_timeline) X(test_elu_keeps_its_input) X(test_strided_grad_copies) X(test_torch2_fused_lstm)
 
 #define DECLARE(fn) void fn(void);
 CASES(DECLARE)
