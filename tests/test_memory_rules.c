@@ -1229,17 +1229,9 @@ void test_torch2_fused_lstm(void);
 void test_torch2_fused_lstm(void)
 {
 	for (int r = 0; r < 2; r++) {
-		tb_model *m = tb_new(14);
-		tb_input(m, "x", D(8, -1, 16));
-		tb_weight(m, "W", D(1, 32, 16));
-		tb_weight(m, "R", D(1, 32, 8));
-		tb_weight(m, "B", D(1, 64));
-		tb_node(m, "LSTM", L("x", "W", "R", "B"), L("y", "yh", "yc"));
-		tb_attr_int(m, "hidden_size", 8);
-		tb_output(m, "y");
 		abacus_graph *g;
 		abacus_error err;
-		abacus_analysis *a = analyze_rt(m, 2, r ? "torch-2.15.0" : "torch-1.13.1", &g, &err);
+		abacus_analysis *a = analyze_rt(lstm8(), 2, r ? "torch-2.15.0" : "torch-1.13.1", &g, &err);
 		CHECK(a != NULL);
 		if (!a) {
 			fprintf(stderr, "  analysis failed: %s\n", err.msg);

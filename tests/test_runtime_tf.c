@@ -510,7 +510,7 @@ void test_torch2_embedding_grad_in_place(void)
 /* PyTorch 2.15 trains a CPU LSTM through oneDNN's fused RNN kernel, which keeps its own workspace instead of
  * 1.13's per-step tensors and records (runtime.h rnn.lstm_fused; test_torch2_fused_lstm has its bytes); a
  * GRU runs step by step in both and keeps the same. x [8, B, 16] → LSTM or GRU (hidden 8) at batch 2. */
-static tb_model *lstm8(void)
+tb_model *lstm8(void)
 {
 	tb_model *m = tb_new(14);
 	tb_input(m, "x", D(8, -1, 16));
