@@ -953,6 +953,11 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 		k->graph_bytes = 0;
 		if (!ab_in_rg(c, 0) && !ab_in_rg(c, 1) && !ab_in_rg(c, 2))
 			k->bwd_workspace = 0;
+		/* Time: one kernel per direction each way, its recurrent products inside it priced as matrix-product
+		 * FLOPs like the rest of the layer's, with no per-step dispatch. */
+		k->serial_steps = dirs;
+		k->serial_flops = 0;
+		k->serial_bytes = 0;
 	}
 	io_bytes(c, k);
 	return 0;

@@ -30,7 +30,9 @@
  * more while it runs (within 2.2 %); its backward, beyond the gradients it returns, 16.5·s·b·H + 3.6·s·b·M +
  * 13.7·H·(H + input) + 22.6·H² + 20 kB (mean 18 %, at most 160 kB off). The gradients it returns are the
  * input's, W's, R's and the biases' and initial states', exactly (s·b·input + 4H·(H + input) + 8H + 2·b·H
- * floats). That replaces 1.13's per-step rule for LSTMs here (lstm_fused, ops_nn.c ab_cost_rnn).
+ * floats). That replaces 1.13's per-step rule for LSTMs here (lstm_fused, ops_nn.c ab_cost_rnn), for time too:
+ * one kernel per direction, its recurrent products priced as matrix-product FLOPs (leave-one-model-out on
+ * this runtime's 873 rows 14.59 → 12.55 %, small_bilstm_tagger 164 → 6.3 %: README).
  */
 #include "runtime.h"
 

@@ -1223,8 +1223,8 @@ void test_strided_grad_copies(void)
  * LSTM, hidden 8 (W [1, 32, 16], R [1, 32, 8]), at batch 2: s·b = 16, M = max(8, 16) = 16. Kept for backward
  * beyond its outputs: 38.7·16·8 + 23.6·16·16 + 17,194 = 28,189.2 B; its forward's transient 16.4·16·8 +
  * 16.3·8·(8 + 16) + 123,888 = 129,116.8; its backward's 16.5·16·8 + 3.6·16·16 + 13.7·8·24 + 22.6·64 + 19,905 =
- * 27,015.4 (truncated to bytes). No per-step records; under 1.13 the same layer keeps 30 B per hidden unit and
- * sample (3,840) and 4,400 B of records per step (35,200). */
+ * 27,015.4 (truncated to bytes). No per-step records, and for time one kernel, not eight steps; under 1.13 the
+ * same layer keeps 30 B per hidden unit and sample (3,840) and 4,400 B of records per step (35,200). */
 void test_torch2_fused_lstm(void);
 void test_torch2_fused_lstm(void)
 {
@@ -1244,8 +1244,11 @@ void test_torch2_fused_lstm(void)
 			CHECK_EQ_I64(a->costs[L].fwd_workspace, 129116);
 			CHECK_EQ_I64(a->costs[L].bwd_workspace, 27015);
 			CHECK_EQ_I64(a->costs[L].graph_bytes, 0);
+			CHECK_EQ_I64(a->costs[L].serial_steps, 1); /* one kernel for the one direction */
+			CHECK_EQ_I64(a->costs[L].serial_flops, 0);
 		} else if (L >= 0) {
 			CHECK_EQ_I64(a->costs[L].extra_bytes, 3840 + 35200);
+			CHECK_EQ_I64(a->costs[L].serial_steps, 8); /* a step at a time */
 		}
 		FREE_ANALYSIS();
 	}
