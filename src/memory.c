@@ -846,6 +846,8 @@ static void backward_release(const abacus_analysis *a, storages *st, sim *s, siz
  * transposed) were 1.8 and 2.1 % short at batch 4. */
 static int strided_grad_copies(const abacus_analysis *a, size_t L)
 {
+	if (!a->rt->step.strided_view_grads) /* (a runtime without strided tensors: TensorFlow's) */
+		return 0;
 	if (a->costs[L].strided_grad_buffers)
 		return a->costs[L].strided_grad_buffers;
 	switch (a->layers[L].category) {
