@@ -4,7 +4,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include <stdio.h>
+#include <unistd.h>
+
 #include "../cli/cli.h"
+#include "../cli/profile/profile.h"
 #include "tests.h"
 
 /* One byte-count parser for every command (plan --mem, profile --mem-limit). Before it, profile read
@@ -148,4 +152,49 @@ void test_cli_worker_root(void)
 			fprintf(stderr, "  %s: root '%s', wanted '%s'\n", cases[i][0], b, cases[i][1]);
 		CHECK(!strcmp(b, cases[i][1]));
 	}
+}
+
+/* A measurement CSV replaced under a running profile (git stash or checkout of the dataset) keeps no row in
+ * the unlinked old file: the next append stops with an error and saves the old file's rows and the row at
+ * hand beside the path (csv.c orphan_save). */
+void test_csv_replaced_under_a_run(void);
+void test_csv_replaced_under_a_run(void)
+{
+	char path[64], other[80], orphan[96], err[1024];
+	snprintf(path, sizeof path, "/tmp/abacus_csv_replaced.%ld.csv", (long)getpid());
+	snprintf(other, sizeof other, "%s.new", path);
+	snprintf(orphan, sizeof orphan, "%s.orphaned-%ld", path, (long)getpid());
+	unlink(path);
+	unlink(orphan);
+	csv_out c;
+	CHECK_EQ_I64(csv_open(&c, path, err, sizeof err), 0);
+	const char *row[N_COLS] = { "mlp", "", "1x3x32x32", "1", "sgd", "cpu1", "1", "0", "ok" };
+	CHECK_EQ_I64(csv_append(&c, row, err, sizeof err), 0);
+	FILE *f = fopen(other, "w"); /* what git writes back: the file as it was committed */
+	CHECK(f != NULL);
+	if (f) {
+		fputs("network\n", f);
+		fclose(f);
+	}
+	CHECK_EQ_I64(rename(other, path), 0);
+	row[3] = "4";
+	CHECK_EQ_I64(csv_append(&c, row, err, sizeof err), -1);
+	CHECK_STR_CONTAINS(err, "was replaced or removed while this run wrote to it");
+	CHECK_STR_CONTAINS(err, orphan);
+	csv_close(&c);
+	char buf[4096] = "";
+	f = fopen(orphan, "r");
+	CHECK(f != NULL);
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	int lines = 0;
+	for (size_t i = 0; i < n; i++)
+		lines += buf[i] == '\n';
+	CHECK_EQ_I64(lines, 3); /* the header and both rows */
+	CHECK_STR_CONTAINS(buf, "mlp,,1x3x32x32,1,sgd");
+	CHECK_STR_CONTAINS(buf, "mlp,,1x3x32x32,4,sgd");
+	unlink(path);
+	unlink(orphan);
 }

@@ -7,10 +7,16 @@
  *     a quote, CR or LF);
  *   - a row reaches the file in one write() followed by fsync(), so a killed collector leaves at most one
  *     incomplete record at the end; the next csv_open cuts it off (the configuration is measured again);
- *   - one writer at a time: the file is flock()ed while open.
+ *   - one writer at a time: the file is flock()ed while open;
+ *   - a row is written only while the path still names the file that was opened. A file replaced under a
+ *     running profile (git stash or checkout of a tracked dataset, an editor saving a copy, mv) would
+ *     otherwise take every later row into the unlinked old file, lost when the process exits: that happened
+ *     to 29 TensorFlow rows on 2026-12-06 (recovered from /proc/PID/fd). Instead the rows the old file holds,
+ *     and the row at hand, are saved beside it (orphan_save) and the run stops with an error.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -227,6 +233,39 @@ static void put_field(FILE *m, const char *s)
 	fputc('"', m);
 }
 
+/* Copies what the open file holds, and `line`, into "<path>.orphaned-<pid>" (a new file); 0 or -1. */
+static int orphan_save(const csv_out *c, const char *line, size_t len, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%s.orphaned-%ld", c->path, (long)getpid());
+	int fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	char buf[65536];
+	off_t at = 0;
+	ssize_t r;
+	int rc = 0;
+	while (!rc && (r = pread(c->fd, buf, sizeof buf, at)) != 0) {
+		if (r < 0) {
+			rc = errno == EINTR ? 0 : -1;
+			continue;
+		}
+		rc = write_all(fd, buf, (size_t)r);
+		at += r;
+	}
+	if (!rc)
+		rc = write_all(fd, line, len) || fsync(fd) ? -1 : 0;
+	return close(fd) || rc ? -1 : 0;
+}
+
+/* The opened file is no longer what `path` names (replaced, moved or deleted). */
+static int replaced(const csv_out *c)
+{
+	struct stat a, b;
+	if (!c->path || fstat(c->fd, &a))
+		return 0;
+	return stat(c->path, &b) != 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino;
+}
+
 /* Writes one record with a single write() and fsyncs; on failure the file is cut back to where it was. */
 static int append_record(csv_out *c, const char *const fields[], size_t n, char *err, size_t errlen)
 {
@@ -246,6 +285,19 @@ static int append_record(csv_out *c, const char *const fields[], size_t n, char 
 	if (fclose(m)) {
 		free(line);
 		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (replaced(c)) {
+		char saved[PATH_MAX + 64];
+		if (orphan_save(c, line, len, saved, sizeof saved))
+			snprintf(err, errlen, "%s was replaced or removed while this run wrote to it (a git stash or checkout "
+			         "of the dataset?), and saving its rows beside it failed (%s): they are only in this "
+			         "process's open file, /proc/%ld/fd/%d", c->path, strerror(errno), (long)getpid(), c->fd);
+		else
+			snprintf(err, errlen, "%s was replaced or removed while this run wrote to it (a git stash or checkout "
+			         "of the dataset?): the rows it held, and this one, are saved in %s; put back the rows "
+			         "missing from %s (they share its header) and run again", c->path, saved, c->path);
+		free(line);
 		return -1;
 	}
 	off_t before = lseek(c->fd, 0, SEEK_END);
@@ -374,6 +426,10 @@ static int open_csv(csv_out *c, const char *path, int readonly, char *err, size_
 {
 	memset(c, 0, sizeof *c);
 	c->fd = -1;
+	if (!readonly && !(c->path = strdup(path))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	char *buf = NULL;
 	size_t len = 0, pos = 0, line = 1;
 	record r = { { 0 }, 0 };
@@ -383,7 +439,7 @@ static int open_csv(csv_out *c, const char *path, int readonly, char *err, size_
 	c->fd = readonly ? open(path, O_RDONLY | O_CLOEXEC) : open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (c->fd < 0) {
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
-		return -1;
+		goto bad;
 	}
 	if (!readonly && flock(c->fd, LOCK_EX | LOCK_NB)) {
 		snprintf(err, errlen, "%s is being written by another 'abacus profile' (it holds a lock on it); wait for it "
@@ -483,6 +539,8 @@ void csv_close(csv_out *c)
 	if (c->fd >= 0)
 		close(c->fd); /* releases the lock */
 	c->fd = -1;
+	free(c->path);
+	c->path = NULL;
 	for (size_t i = 0; i < c->n_keys; i++)
 		free(c->keys[i]);
 	free(c->keys);

@@ -57,6 +57,7 @@ typedef struct csv_key {
 
 typedef struct csv_out {
 	int fd;
+	char *path;  /* what was opened: a row is written only while `path` still names that file (csv.c) */
 	char **keys; /* sorted canonical key strings of the rows present */
 	size_t n_keys, cap_keys;
 	size_t rows;          /* data rows already in the file */
