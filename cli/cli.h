@@ -145,6 +145,8 @@ void cli_top_layers(const abacus_analysis *a, size_t k, double time_s, const dou
  * without steps; its label ("backward of /layer1/Conv (Conv)", "the loss", "the optimizer step"); and the JSON
  * member "peak_step": {"index": ..., "phase": ..., "layer": name or null}, without a trailing comma. */
 const abacus_memory_step *cli_peak_step(const abacus_analysis *a, size_t *at);
+/* The layer of a forward or backward step; NULL for the loss and the optimizer step. */
+const abacus_layer *cli_step_layer(const abacus_analysis *a, const abacus_memory_step *e);
 void cli_step_label(char *buf, size_t cap, const abacus_analysis *a, const abacus_memory_step *e);
 void cli_json_peak_step(FILE *f, const abacus_analysis *a);
 

@@ -25,7 +25,7 @@ static void print_timeline_json(const abacus_analysis *a)
 	fprintf(f, "  \"timeline\": [\n");
 	for (size_t i = 0; i < n; i++) {
 		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
-		const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+		const abacus_layer *l = cli_step_layer(a, e);
 		fprintf(f, "    {\"phase\": \"%s\", \"layer\": ", abacus_phase_name(e->phase));
 		if (l)
 			json_str(f, l->name);
@@ -42,7 +42,7 @@ static void print_timeline_csv(const abacus_analysis *a)
 	printf("step,phase,layer,op,peak_bytes,live_bytes\n");
 	for (size_t i = 0; i < abacus_analysis_n_memory_steps(a); i++) {
 		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
-		const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+		const abacus_layer *l = cli_step_layer(a, e);
 		printf("%zu,%s,", i + 1, abacus_phase_name(e->phase));
 		csv_field(l ? l->name : "");
 		putchar(',');
@@ -58,7 +58,7 @@ static void print_timeline_table(const abacus_analysis *a)
 	printf("%5s  %-8s %-40s %-18s %12s %12s\n", "step", "phase", "layer", "op", "peak", "live after");
 	for (size_t i = 0; i < abacus_analysis_n_memory_steps(a); i++) {
 		const abacus_memory_step *e = abacus_analysis_memory_step(a, i);
-		const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+		const abacus_layer *l = cli_step_layer(a, e);
 		char b1[32], b2[32];
 		fmt_bytes(b1, sizeof b1, (double)e->peak);
 		fmt_bytes(b2, sizeof b2, (double)e->live);

@@ -209,6 +209,11 @@ static size_t top_k(const double *v, size_t n, size_t *idx, size_t k)
 	return m;
 }
 
+const abacus_layer *cli_step_layer(const abacus_analysis *a, const abacus_memory_step *e)
+{
+	return e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+}
+
 const abacus_memory_step *cli_peak_step(const abacus_analysis *a, size_t *at)
 {
 	const abacus_memory_step *best = NULL;
@@ -224,7 +229,7 @@ const abacus_memory_step *cli_peak_step(const abacus_analysis *a, size_t *at)
 
 void cli_step_label(char *buf, size_t cap, const abacus_analysis *a, const abacus_memory_step *e)
 {
-	const abacus_layer *l = e->layer >= 0 ? abacus_analysis_layer(a, (size_t)e->layer) : NULL;
+	const abacus_layer *l = cli_step_layer(a, e);
 	if (l)
 		snprintf(buf, cap, "%s of %s (%s)", abacus_phase_name(e->phase), l->name, l->op);
 	else
@@ -237,7 +242,7 @@ void cli_json_peak_step(FILE *f, const abacus_analysis *a)
 	const abacus_memory_step *pk = cli_peak_step(a, &at);
 	if (!pk)
 		return;
-	const abacus_layer *l = pk->layer >= 0 ? abacus_analysis_layer(a, (size_t)pk->layer) : NULL;
+	const abacus_layer *l = cli_step_layer(a, pk);
 	fprintf(f, "\"peak_step\": {\"index\": %zu, \"phase\": \"%s\", \"layer\": ", at, abacus_phase_name(pk->phase));
 	if (l)
 		json_str(f, l->name);

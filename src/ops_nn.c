@@ -855,6 +855,14 @@ int ab_shape_rnn(ab_ctx *c)
 	return ab_set_out(c, 2, x->dtype, 3, yh);
 }
 
+/* A fused recurrent kernel's bytes by the runtime's terms (runtime.h ab_rnn_bytes): sb steps × samples, hidden
+ * width h, input width in. */
+static double fused_rnn_bytes(const ab_rnn_bytes *t, double sb, double h, double in)
+{
+	double m = in > h ? in : h;
+	return t->sbh * sb * h + t->sbm * sb * m + t->hw * h * (h + in) + t->hh * h * h + t->c;
+}
+
 int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *x = ab_in(c, 0), *w = ab_in(c, 1);
@@ -942,13 +950,11 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	/* A runtime that trains an LSTM as one fused kernel per direction (the runtime's lstm_fused): its
 	 * workspace and transients by the runtime's fitted terms, and one autograd record per direction. */
 	if (G == 4 && c->rt->rnn.lstm_fused) {
-		double sb = (double)seq * (double)batch, m = (double)(in > h ? in : h), hd = (double)h;
-		const ab_rnn_bytes *sv = &c->rt->rnn.fused_saved, *fw = &c->rt->rnn.fused_fwd, *bw = &c->rt->rnn.fused_bwd;
-		double saved = (double)dirs * (sv->sbh * sb * hd + sv->sbm * sb * m + sv->hw * hd * (hd + (double)in) +
-		                               sv->hh * hd * hd + sv->c);
-		double fwd = fw->sbh * sb * hd + fw->sbm * sb * m + fw->hw * hd * (hd + (double)in) + fw->hh * hd * hd + fw->c;
-		double bwd = bw->sbh * sb * hd + bw->sbm * sb * m + bw->hw * hd * (hd + (double)in) + bw->hh * hd * hd + bw->c;
-		if (ab_d2i(saved, &k->extra_bytes) || ab_d2i(fwd, &k->fwd_workspace) || ab_d2i(bwd, &k->bwd_workspace))
+		double sb = (double)seq * (double)batch, hd = (double)h, id = (double)in;
+		double saved = (double)dirs * fused_rnn_bytes(&c->rt->rnn.fused_saved, sb, hd, id);
+		if (ab_d2i(saved, &k->extra_bytes) ||
+		    ab_d2i(fused_rnn_bytes(&c->rt->rnn.fused_fwd, sb, hd, id), &k->fwd_workspace) ||
+		    ab_d2i(fused_rnn_bytes(&c->rt->rnn.fused_bwd, sb, hd, id), &k->bwd_workspace))
 			return OVF(c);
 		k->graph_bytes = 0;
 		if (!ab_in_rg(c, 0) && !ab_in_rg(c, 1) && !ab_in_rg(c, 2))
