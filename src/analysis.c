@@ -177,6 +177,14 @@ double ab_layer_dispatch(const abacus_analysis *a, size_t i)
 	return a->rt->dispatch_us(a, i);
 }
 
+double ab_layer_bmm_us(const abacus_analysis *a, size_t i)
+{
+	const ab_cost *k = &a->costs[i];
+	if (a->layer_view[i] != AB_LAYER_KERNEL || k->bmm_items <= 0)
+		return 0;
+	return (double)k->bmm_items * a->rt->bmm_item_us[k->bmm_mkn >= a->rt->bmm_loop_mkn];
+}
+
 double ab_layer_arith(const abacus_analysis *a, size_t i)
 {
 	const ab_node *n = &a->g->nodes[a->layer_node[i]];
@@ -515,6 +523,7 @@ static int run(abacus_analysis *a, abacus_error *err)
 			a->nodx_weight_bytes += nodx_weight_bytes(a, i);
 			a->dispatch += ab_layer_dispatch(a, i);
 			a->arith += ab_layer_arith(a, i);
+			a->bmm_us += ab_layer_bmm_us(a, i);
 		}
 	if ((rc = ab_simulate_memory(a, err)) == 0)
 		rc = ab_features_compute(&a->features, a, err);

@@ -90,6 +90,8 @@ struct abacus_analysis {
 	double dispatch;               /* kernel layers' fixed costs, in µs of one thread (ab_layer_dispatch) */
 	double arith;                  /* kernel layers' activation arithmetic beyond a ReLU's, in ns of one
 	                                * thread (ab_layer_arith) */
+	double bmm_us;                 /* kernel layers' batched-product matrices at their fixed cost, in µs of
+	                                * one thread (ab_layer_bmm_us) */
 };
 
 /* features.c: allocates and fills *out with the feature vector of a finished analysis. */
@@ -111,6 +113,9 @@ double ab_layer_dispatch(const abacus_analysis *a, size_t i);
 /* Kernel layer i's arithmetic beyond what its bytes price, in ns of one thread: arith_ns × its output's
  * elements (the time term AB_TERM_ARITH). */
 double ab_layer_arith(const abacus_analysis *a, size_t i);
+/* Kernel layer i's batched-product matrices (ab_cost.bmm_items) at the runtime's fixed cost per matrix
+ * (bmm_item_us), in µs of one thread: the time term AB_TERM_BMM_ITEMS. */
+double ab_layer_bmm_us(const abacus_analysis *a, size_t i);
 
 
 /* memory.c: fills a->mem from layers, costs and shapes. */

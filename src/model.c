@@ -310,8 +310,9 @@ const char *const ab_term_names[AB_TIME_TERMS] = {
 	[AB_TERM_NORM_ROWS] = "norm_rows",
 	[AB_TERM_STEP_CACHE] = "step_cache_bytes",
 	[AB_TERM_ARITH] = "activation_arith",
+	[AB_TERM_BMM_ITEMS] = "bmm_matrices",
 };
-_Static_assert(AB_TIME_TERMS == 17, "a new time term needs its name in ab_term_names, its rate in ab_term_rate "
+_Static_assert(AB_TIME_TERMS == 18, "a new time term needs its name in ab_term_names, its rate in ab_term_rate "
                "and a bundle version (predictor.c)");
 
 /* Which profile rate prices each term (ab_time_terms lists the terms): FLOPs at the rate of their kind of
@@ -334,6 +335,7 @@ const int ab_term_rate[AB_TIME_TERMS] = {
 	[AB_TERM_NORM_ROWS] = AB_RATE_NORM_ROWS,
 	[AB_TERM_STEP_CACHE] = AB_RATE_OPTIMIZER_CACHE,
 	[AB_TERM_ARITH] = AB_RATE_ACTIVATION_ARITH,
+	[AB_TERM_BMM_ITEMS] = AB_RATE_DISPATCH, /* a matrix of a bmm is a small kernel's call of its own */
 };
 
 

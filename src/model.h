@@ -52,6 +52,7 @@ typedef enum ab_term {
 	AB_TERM_NORM_ROWS,    /* batch-norm rows on maps too small to vectorise */
 	AB_TERM_STEP_CACHE,   /* the step's parameter traffic that stays in the last-level cache */
 	AB_TERM_ARITH,        /* activation arithmetic beyond a ReLU's, ns of one thread */
+	AB_TERM_BMM_ITEMS,    /* batched products' matrices, each at its runtime's fixed cost, µs of one thread */
 	AB_TIME_TERMS
 } ab_term;
 /* Each term's name, as bundles write it ("conv_flops", ...). */

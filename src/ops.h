@@ -66,6 +66,10 @@ typedef struct ab_cost {
 	                          * row-major (an Einsum operand read batch-strided or transposed) */
 	int strided_grad_buffers; /* output-sized buffers the backward holds when its output's gradient
 	                          * arrives strided (GELU's kernel: runtime_torch_fusion.c) */
+	int64_t bmm_items;       /* a batched matrix product (MatMul of stacked matrices, a contracting Einsum):
+	                          * its matrices, in the forward's product and in each operand gradient's, which
+	                          * is a batched product of the same count; 0: none */
+	int64_t bmm_mkn;         /* one of those matrices' m·k·n (the runtime prices an item by it: bmm_item_us) */
 } ab_cost;
 
 enum {

@@ -340,6 +340,16 @@ int ab_cost_matmul(ab_ctx *c, ab_cost *k)
 	/* A constant or buffer operand (dense_gnn's adjacency, A·H) needs no gradient, so H is not kept: a
 	 * [B, 256, 96] H per layer, 393,216 B at batch 4, that put dense_gnn L256 batch 4 +8.9 % high. */
 	k->in_mask = ab_product_in_mask(c);
+	/* A right operand with batch axes makes torch.matmul a bmm over the broadcast batch (a left operand's
+	 * batch over a 2-D right one is folded into one matrix product: a Linear). */
+	const ab_shape *b = ab_in(c, 1);
+	if (b->rank >= 3) {
+		int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1, n = b->dims[b->rank - 1], mn;
+		if (ab_mul(m, n, &mn) || ab_mul(mn, a->dims[a->rank - 1], &k->bmm_mkn))
+			return OVF(c);
+		k->bmm_items = mn > 0 ? y->numel / mn : 0;
+		ab_sat_mul(&k->bmm_items, 1 + (ab_in_rg(c, 0) != 0) + (ab_in_rg(c, 1) != 0));
+	}
 	io_bytes(c, k);
 	return 0;
 }
@@ -514,6 +524,23 @@ static void einsum_pair_copies(ab_ctx *c, const char *out, int n_out, ab_cost *k
 	for (int ch = 1; ch < 128; ch++) /* summed labels in label order, as einsum aligns them */
 		if (!memchr(out, ch, (size_t)n_out) && label_dim(la, na, A, (char)ch) > 1 && label_dim(lb, nb, B, (char)ch) > 1)
 			sum[nsum++] = (char)ch;
+	/* The bmm's geometry: [batch] matrices of [left-only, summed] × [summed, right-only]. */
+	int64_t dim[4] = { 1, 1, 1, 1 }; /* batch, m, k, n */
+	for (int i = 0; i < nlro; i++) {
+		int64_t l = label_dim(la, na, A, lro[i]), r = label_dim(lb, nb, B, lro[i]);
+		ab_sat_mul(&dim[0], l > r ? l : r);
+	}
+	for (int i = 0; i < nlo; i++)
+		ab_sat_mul(&dim[1], label_dim(la, na, A, lonly[i]));
+	for (int i = 0; i < nsum; i++)
+		ab_sat_mul(&dim[2], label_dim(la, na, A, sum[i]));
+	for (int i = 0; i < nro; i++)
+		ab_sat_mul(&dim[3], label_dim(lb, nb, B, ronly[i]));
+	k->bmm_items = dim[0];
+	ab_sat_mul(&k->bmm_items, 1 + (ab_in_rg(c, 0) != 0) + (ab_in_rg(c, 1) != 0));
+	k->bmm_mkn = dim[1];
+	ab_sat_mul(&k->bmm_mkn, dim[2]);
+	ab_sat_mul(&k->bmm_mkn, dim[3]);
 	if (!nsum)
 		return;
 	memcpy(lw[0], lro, (size_t)nlro);

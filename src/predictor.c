@@ -33,7 +33,8 @@
  *
  * A bundle of another version or feature schema is refused with a message that says to retrain. Versions
  * 14 to 16 have no novelty section: they predict as they did (distance 0, no fading, no widening). Versions
- * 14 and 15 have no names: their terms are the seventeen of v15_terms, and a bundle whose feature or term
+ * 14 to 18 price seventeen terms, today's without AB_TERM_BMM_ITEMS, which they read as 0 (they predict as they
+ * did). Versions 14 and 15 have no names: their terms are the seventeen of v15_terms, and a bundle whose feature or term
  * names differ from this code's is refused naming the first difference, never read into the wrong columns.
  */
 #include <errno.h>
@@ -47,12 +48,16 @@
 #include "model.h"
 #include "runtime.h"
 
-#define BUNDLE_VERSION 18 /* 18: memory's intervals widen at each end by its own factor; 17: the training graphs' compositions, the memory correction's fade and the intervals' widening with the distance from them (novelty.c); 16: feature and term names; 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
+#define BUNDLE_VERSION 19 /* 19: eighteen terms (a batched product's matrices, each its own fixed cost); 18: memory's intervals widen at each end by its own factor; 17: the training graphs' compositions, the memory correction's fade and the intervals' widening with the distance from them (novelty.c); 16: feature and term names; 15: an optional profile-mode time model (machine profiles); 14: seventeen terms (activation arithmetic beyond a ReLU's); 13: term 4 weighs each kernel layer by its measured fixed cost; 12: one-thread depthwise FLOPs in term 0 at a fixed ratio; 11: sixteen terms (the step's parameter traffic that fits in cache); 10: fifteen terms (batch-norm rows on small maps); 9: fourteen (the step's kernels per parameter tensor); 8: thirteen, large depthwise backward weighted 4× in term 1; 7: thirteen (slow-path
                          * convolutions apart); 6: twelve (recurrent steps and
                          * bytes); 5: ten (weight bytes, optimizer state apart); 4: eight; 3: one set of seven;
                          * 2: six; 1: four */
 #define MAX_TREES 100000
 
+/* Bundles of versions 14 to 18 price the seventeen terms before AB_TERM_BMM_ITEMS: read with that term's
+ * coefficient 0, they predict as they did. */
+#define V18_TERMS 17
+_Static_assert(V18_TERMS == AB_TERM_BMM_ITEMS, "a version-18 bundle's terms are today's first seventeen");
 /* The time terms of bundle versions 14 and 15, which did not write their names. */
 static const char *const v15_terms[] = {
 	"conv_flops", "groupconv_flops", "matmul_flops", "activation_bytes", "kernel_layers", "step_weight_bytes",
@@ -469,12 +474,15 @@ static void put_novelty(ab_buf *b, const ab_novelty *nv)
 	}
 }
 
-/* "base K c_1 ... c_K": K must be AB_TIME_TERMS, every c finite and ≥ 0, not all 0. */
-static int parse_base(const char *s, double coef[AB_TIME_TERMS])
+/* "base K c_1 ... c_K": K must be the version's count of terms (`want`), every c finite and ≥ 0, not all 0;
+ * the terms after them are 0. */
+static int parse_base(const char *s, double coef[AB_TIME_TERMS], int want)
 {
 	int k, used;
-	if (sscanf(s, "base %d%n", &k, &used) != 1 || k != AB_TIME_TERMS)
+	if (sscanf(s, "base %d%n", &k, &used) != 1 || k != want || k > AB_TIME_TERMS)
 		return -1;
+	for (int i = k; i < AB_TIME_TERMS; i++)
+		coef[i] = 0;
 	s += used;
 	double sum = 0;
 	for (int i = 0; i < k; i++) {
@@ -668,7 +676,7 @@ static int get_ensemble(reader *r, const char *name, ab_ensemble *e, int d, abac
 
 /* The bundle's time terms against this code's, by name: a bundle of another time model is refused naming
  * the first term that differs, instead of pricing one term at another's coefficient. */
-static int check_terms(const char *const *names, int k, abacus_error *err)
+static int check_terms(const char *const *names, int k, int want, abacus_error *err)
 {
 	for (int i = 0; i < k && i < AB_TIME_TERMS; i++)
 		if (strcmp(names[i], ab_term_names[i]))
@@ -676,17 +684,16 @@ static int check_terms(const char *const *names, int k, abacus_error *err)
 			              "the bundle's time term %d is '%s' where this abacus has '%s' (another version of "
 			              "the time model): retrain it with 'abacus train'",
 			              i + 1, names[i], ab_term_names[i]);
-	if (k != AB_TIME_TERMS)
+	if (k != want)
 		return ab_err(err, ABACUS_EUNSUPPORTED, "",
 		              "the bundle has %d time terms, this abacus %d (its term %d is '%s'): retrain it with "
 		              "'abacus train'",
-		              k, AB_TIME_TERMS, (k < AB_TIME_TERMS ? k : AB_TIME_TERMS) + 1,
-		              k < AB_TIME_TERMS ? ab_term_names[k] : names[AB_TIME_TERMS]);
+		              k, want, (k < want ? k : want) + 1, k < want ? ab_term_names[k] : names[want]);
 	return 0;
 }
 
 /* "features <d>", d lines "f <name>", "terms <K> <names>" (version 16): each name must be this code's. */
-static int check_names(reader *r, int d, abacus_error *err)
+static int check_names(reader *r, int d, int want_terms, abacus_error *err)
 {
 	int n;
 	if (next_line(r) || sscanf(r->buf, "features %d", &n) != 1 || n != d)
@@ -721,7 +728,7 @@ static int check_names(reader *r, int d, abacus_error *err)
 		s++;
 	if (*s)
 		return bad(r, err, "the 'terms' line names more terms than it counts");
-	return check_terms(names, k, err);
+	return check_terms(names, k, want_terms, err);
 }
 
 /* "hw_intervals <n> <q05> <q95> ..." (version 17): each hardware id's time quantiles, in the order of the
@@ -805,7 +812,7 @@ static int get_profile_section(reader *r, abacus_predictor *p, int version, abac
 			return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		p->n_profile_ids = i + 1;
 	}
-	if (next_line(r) || parse_base(r->buf, p->pm.coef[0]))
+	if (next_line(r) || parse_base(r->buf, p->pm.coef[0], version >= 19 ? AB_TIME_TERMS : V18_TERMS))
 		return bad(r, err, "expected the profile model's 'base <K> <c_1> ... <c_K>'");
 	int want = version >= 17 ? 3 : 2;
 	if (next_line(r) ||
@@ -852,7 +859,8 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		rc = bad(&r, err, "expected 'schema <columns> <hash>' with 1 to 65536 columns");
 		goto out;
 	}
-	if (version >= 16 ? (rc = check_names(&r, p->d, err)) : (rc = check_terms(v15_terms, 17, err)))
+	int n_terms = version >= 19 ? AB_TIME_TERMS : V18_TERMS;
+	if (version >= 16 ? (rc = check_names(&r, p->d, n_terms, err)) : (rc = check_terms(v15_terms, 17, n_terms, err)))
 		goto out;
 	if (p->d != (int)abacus_features_count() + 1 || p->schema != schema_hash()) {
 		rc = ab_err(err, ABACUS_EUNSUPPORTED, "",
@@ -881,7 +889,7 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		p->n_hw = h + 1;
 	}
 	for (int h = 0; h < n_hw; h++)
-		if (next_line(&r) || parse_base(r.buf, p->m.coef[h])) {
+		if (next_line(&r) || parse_base(r.buf, p->m.coef[h], n_terms)) {
 			rc = bad(&r, err, "expected 'base <K> <c_1> ... <c_K>' (one line per hardware id, in order)");
 			goto out;
 		}

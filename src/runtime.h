@@ -124,6 +124,11 @@ typedef struct ab_runtime {
 	/* Kernel layer i's fixed cost per iteration (dispatch, autograd, forward and backward), in µs of one
 	 * thread. */
 	double (*dispatch_us)(const abacus_analysis *a, size_t i);
+	/* A batched matrix product's fixed cost per matrix (ab_cost.bmm_items), in µs of one thread, beside its
+	 * FLOPs: [0] for matrices of m·k·n under bmm_loop_mkn, [1] for the others (the time term
+	 * AB_TERM_BMM_ITEMS, analysis.c ab_layer_bmm_us). */
+	double bmm_item_us[2];
+	int64_t bmm_loop_mkn;
 	/* Forward + backward arithmetic per output element beyond a ReLU's, ns of one thread, per class. */
 	double act_ns[AB_ACT_COUNT];
 	/* What its backward keeps of a layer where that is not what the op table says (the table's rules are

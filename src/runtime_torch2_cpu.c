@@ -47,6 +47,10 @@ const ab_runtime ab_runtime_torch_2_15_cpu = {
 	         .fused_bwd = { .sbh = 16.5, .sbm = 3.6, .hw = 13.7, .hh = 22.6, .c = 19905 } },
 	.conv_kernel = ab_torch_conv_kernel,
 	.dispatch_us = ab_torch_dispatch_us,
+	/* PyPI's wheel batches its products through MKL: per product-matrix 0.17 µs at [8, 8]×[8, 8], 0.31 at
+	 * 16³ (its FLOPs), 0.69 at [160, 8]×[8, 1], 0.75 at [8, 8]×[8, 6] (measured as 1.13's, runtime_torch_cpu.c). */
+	.bmm_item_us = { 0.5, 0.5 },
+	.bmm_loop_mkn = 400,
 	.act_ns = AB_TORCH_ARITH_NS,
 	.mark_fused = ab_torch_mark_fused,
 	.time_terms = ab_torch_time_terms,

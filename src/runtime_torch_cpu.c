@@ -486,6 +486,7 @@ void ab_torch_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int 
 	t[AB_TERM_STEP_WEIGHTS] *= 1 - fit;
 	t[AB_TERM_OPT_BYTES] *= 1 - fit;
 	t[AB_TERM_ARITH] = a->arith;
+	t[AB_TERM_BMM_ITEMS] = a->bmm_us;
 }
 
 /* One layer's part of the time base: the same terms as time_terms, for one layer (the predictor's
@@ -503,7 +504,8 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 	double wb = ab_layer_weight_bytes(a, i);
 	double w = c[AB_TERM_ACT_BYTES] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[AB_TERM_WEIGHT_READS] * wb + c[AB_TERM_KERNELS] * ab_layer_dispatch(a, i) +
 	           c[AB_TERM_RNN_STEPS] * (double)a->costs[i].serial_steps + c[AB_TERM_RNN_BYTES] * (double)a->costs[i].serial_bytes +
-	           c[AB_TERM_NORM_ROWS] * (double)a->costs[i].norm_rows + c[AB_TERM_ARITH] * ab_layer_arith(a, i);
+	           c[AB_TERM_NORM_ROWS] * (double)a->costs[i].norm_rows + c[AB_TERM_ARITH] * ab_layer_arith(a, i) +
+	           c[AB_TERM_BMM_ITEMS] * ab_layer_bmm_us(a, i);
 	const double *dw = a->costs[i].dw_weight;
 	if (k == AB_TERM_GROUPCONV && dw[0] > 0)
 		w += (threads <= 1 ? c[AB_TERM_CONV] * AB_TORCH_DW_DENSE_RATIO : c[AB_TERM_GROUPCONV]) *
@@ -578,6 +580,15 @@ const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.rnn = AB_TORCH_RNN_COSTS,
 	.conv_kernel = ab_torch_conv_kernel,
 	.dispatch_us = ab_torch_dispatch_us,
+	/* Debian's PyTorch 1.13 has no MKL: its CPU bmm runs a matrix of m·k·n ≥ 400 as an addmm of its own, one
+	 * after another (aten's bmm_out_or_baddbmm_: three selects and a dispatch per matrix), smaller ones in
+	 * one naive kernel. Measured 2026-12-06 on one thread (Intel guest, fwd + both gradients of 64 and of
+	 * 1,024 matrices, the difference per product-matrix, median of 5 rounds of 25): 1.29 µs at [8, 8]×[8, 8],
+	 * 1.72 at 16³, 1.93 at [160, 8]×[8, 1] (a capsule network's predictions, 1,024 matrices: 3 × 1,024 of
+	 * them a step, 6 ms of 12 measured at batch 1 that nothing priced), beside its FLOPs; 0.35 µs at
+	 * [8, 8]×[8, 6] (m·k·n 384). */
+	.bmm_item_us = { 0.35, 1.6 },
+	.bmm_loop_mkn = 400,
 	.act_ns = AB_TORCH_ARITH_NS,
 	.mark_fused = ab_torch_mark_fused,
 	.time_terms = ab_torch_time_terms,

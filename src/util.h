@@ -75,6 +75,13 @@ static inline void ab_sat_add(int64_t *acc, int64_t v)
 		*acc = INT64_MAX;
 }
 
+/* *acc *= v (v >= 0), saturating at INT64_MAX, as ab_sat_add. */
+static inline void ab_sat_mul(int64_t *acc, int64_t v)
+{
+	if (__builtin_mul_overflow(*acc, v, acc))
+		*acc = INT64_MAX;
+}
+
 /* Product of dims[0..rank) with overflow and negativity checks; -1 on failure. A zero dim makes the product
  * 0 but does not excuse the others: the product of the non-zero dims must fit too, because per-sample sizes
  * (numel / batch), strides and per-axis products are taken from the same dims later. */

@@ -378,7 +378,7 @@ void test_predict_machine(void)
 	CHECK(abacus_predictor_save(&buf, &len, p, &err) == 0);
 	CHECK(buf != NULL);
 	if (buf) {
-		CHECK(strstr(buf, "abacus-predictor 18\n"));
+		CHECK(strstr(buf, "abacus-predictor 19\n"));
 		CHECK(strstr(buf, "\nprofile "));
 		CHECK(abacus_predictor_load(&p2, buf, len, &err) == 0);
 	}

@@ -12,8 +12,14 @@
 
 abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err)
 {
+	return t_analyze_runtime(m, batch, NULL, g, err);
+}
+
+abacus_analysis *t_analyze_runtime(tb_model *m, int64_t batch, const char *runtime, abacus_graph **g, abacus_error *err)
+{
 	abacus_config cfg = ABACUS_CONFIG_INIT;
 	cfg.batch = batch;
+	cfg.runtime = runtime;
 	return t_analyze_cfg(m, &cfg, g, err);
 }
 
@@ -1064,12 +1070,9 @@ void test_mean_grad_copy(void)
 		tb_attr_ints(m, "axes", 1, (const int64_t[]){ 1 });
 		tb_attr_int(m, "keepdims", 0);
 		tb_output(m, "y");
-		abacus_config cfg = ABACUS_CONFIG_INIT;
-		cfg.batch = 4;
-		cfg.runtime = torch2 ? "torch-2.15.0" : NULL;
 		abacus_graph *g;
 		abacus_error err;
-		abacus_analysis *a = t_analyze_cfg(m, &cfg, &g, &err);
+		abacus_analysis *a = t_analyze_runtime(m, 4, torch2 ? "torch-2.15.0" : NULL, &g, &err);
 		CHECK(a != NULL);
 		if (!a)
 			continue;
@@ -1117,6 +1120,70 @@ void test_dispatch_weights(void)
 	CHECK(fabs(t[AB_TERM_KERNELS] - 103.2) < 1e-9);
 	CHECK(fabs(t[AB_TERM_VIEWS] - 1) < 1e-9);
 	DONE();
+}
+
+/* A batched matrix product's fixed cost per matrix (ab_cost.bmm_items, the runtime's bmm_item_us, the time
+ * term AB_TERM_BMM_ITEMS), here with the layer's dispatch (AB_TERM_KERNELS). At batch 2,
+ * q = x·Wq and k = x·Wk are [2, 4, 8, 16] (a 2-D right operand: one matrix product, no items); q·kᵀ is a bmm of
+ * 2·4 = 8 matrices of [8, 16]×[16, 8] (m·k·n 1,024), its forward and both operands' gradients: 24 items,
+ * each 1.6 µs on PyTorch 1.13 (a matrix of m·k·n ≥ 400 is an addmm of its own), 0.5 on 2.15, beside the
+ * 10 µs of a product of two activations (an attention-like layer): 48.4 and 22 µs. einsum("bhld,bhld->bhl",
+ * q, k) contracts d over 2·4·8 = 64 matrices of [1, 16]×[16, 1] (16): 192 items at 0.35 µs (1.13's one naive
+ * kernel) or 0.5: 77.2 and 106 µs. The projections keep a Linear's 18. */
+void test_bmm_items(void);
+void test_bmm_items(void)
+{
+	for (int torch2 = 0; torch2 < 2; torch2++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 4, 8, 16));
+		tb_weight(m, "wq", D(16, 16));
+		tb_weight(m, "wk", D(16, 16));
+		tb_node(m, "MatMul", L("x", "wq"), L("q"));
+		tb_node(m, "MatMul", L("x", "wk"), L("k"));
+		tb_node(m, "Transpose", L("k"), L("kt"));
+		tb_attr_ints(m, "perm", 4, (const int64_t[]){ 0, 1, 3, 2 });
+		tb_node(m, "MatMul", L("q", "kt"), L("s"));
+		tb_node(m, "Einsum", L("q", "k"), L("e"));
+		tb_attr_str(m, "equation", "bhld,bhld->bhl");
+		tb_node(m, "ReduceSum", L("s"), L("ss"));
+		tb_attr_int(m, "keepdims", 0);
+		tb_node(m, "ReduceSum", L("e"), L("es"));
+		tb_attr_int(m, "keepdims", 0);
+		tb_node(m, "Add", L("ss", "es"), L("y"));
+		tb_output(m, "y");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze_runtime(m, 2, torch2 ? "torch-2.15.0" : NULL, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		int found = 0;
+		for (size_t L = 0; L < a->n_layers; L++) {
+			const ab_node *n = &a->g->nodes[a->layer_node[L]];
+			const ab_cost *k = &a->costs[L];
+			double us = ab_layer_bmm_us(a, L) + a->rt->dispatch_us(a, L);
+			if (!strcmp(n->op, "MatMul") && n->in[1] >= 0 && !strcmp(a->g->tensors[n->in[1]].name, "kt")) {
+				found++;
+				CHECK_EQ_I64(k->bmm_items, 24);
+				CHECK_EQ_I64(k->bmm_mkn, 1024);
+				CHECK(fabs(us - (torch2 ? 22 : 48.4)) < 1e-9);
+			} else if (!strcmp(n->op, "MatMul")) {
+				found++;
+				CHECK_EQ_I64(k->bmm_items, 0);
+				CHECK(fabs(us - 18) < 1e-9);
+			} else if (!strcmp(n->op, "Einsum")) {
+				found++;
+				CHECK_EQ_I64(k->bmm_items, 192);
+				CHECK_EQ_I64(k->bmm_mkn, 16);
+				CHECK(fabs(us - (torch2 ? 106 : 77.2)) < 1e-9);
+			}
+		}
+		CHECK(found == 4);
+		double t[AB_TIME_TERMS];
+		ab_time_terms(t, a, 1);
+		CHECK(fabs(t[AB_TERM_BMM_ITEMS] - (torch2 ? 24 * 0.5 + 192 * 0.5 : 24 * 1.6 + 192 * 0.35)) < 1e-9);
+		DONE();
+	}
 }
 
 /* Folding through the op table's scalar functions (ops_elem.c): Mean of two float constants (4 and 8: 6)

@@ -730,6 +730,33 @@ static void strip_novelty(char *b)
 	}
 }
 
+/* Rewrites a version-19 bundle's time terms as versions 14 to 18 had them: the "terms" line without its last
+ * name (bmm_matrices), each "base" line without its last coefficient. Returns the lines rewritten. */
+static int drop_bmm_term(char *b)
+{
+	int n = 0;
+	char *t = strstr(b, "\nterms 18 ");
+	if (t) {
+		memcpy(t + 7, "17", 2);
+		char *name = strstr(t, " bmm_matrices\n");
+		if (name) {
+			memmove(name, name + 13, strlen(name + 13) + 1);
+			n++;
+		}
+	}
+	for (char *at = strstr(b, "\nbase 18 "); at; at = strstr(at + 1, "\nbase 18 ")) {
+		memcpy(at + 6, "17", 2);
+		char *eol = strchr(at + 1, '\n'), *sp = eol;
+		while (sp && sp > at && sp[-1] != ' ')
+			sp--;
+		if (eol && sp && sp > at) {
+			memmove(sp - 1, eol, strlen(eol) + 1);
+			n++;
+		}
+	}
+	return n;
+}
+
 /* Drops the last `k` numbers of the "novelty" line (a version-18 line as version 17 wrote it). */
 static int drop_last_novelty_field(char *b, int k)
 {
@@ -882,7 +909,8 @@ void test_novelty(void)
 		CHECK(c != NULL);
 		if (c) {
 			memcpy(c, b, n + 1);
-			CHECK(bundle_replace(c, n + 1, "abacus-predictor 18\n", "abacus-predictor 16\n") > 0);
+			CHECK(bundle_replace(c, n + 1, "abacus-predictor 19\n", "abacus-predictor 16\n") > 0);
+			CHECK(drop_bmm_term(c) >= 2);
 			strip_novelty(c);
 			CHECK(strstr(c, "novelty") == NULL);
 			CHECK_EQ_I64(abacus_predictor_load(&q, c, strlen(c), &err), 0);
@@ -895,7 +923,8 @@ void test_novelty(void)
 			/* As version 17 wrote it: one widening for both ends of memory's interval, read as both */
 			memcpy(c, b, n + 1);
 			CHECK(drop_last_novelty_field(c, 1));
-			CHECK(bundle_replace(c, n + 1, "abacus-predictor 18\n", "abacus-predictor 17\n") > 0);
+			CHECK(bundle_replace(c, n + 1, "abacus-predictor 19\n", "abacus-predictor 17\n") > 0);
+			CHECK(drop_bmm_term(c) >= 2);
 			CHECK_EQ_I64(abacus_predictor_load(&q, c, strlen(c), &err), 0);
 			if (q) {
 				CHECK_EQ_I64(predict_file(&again, q, "tests/data/graphs/squeezenet1_1-32.onnx", 4), 0);
@@ -944,8 +973,8 @@ void test_bundle_names(void)
 	char *b;
 	size_t n;
 	CHECK(abacus_predictor_save(&b, &n, p, &err) == 0);
-	CHECK_STR_CONTAINS(b, "\nterms 17 conv_flops groupconv_flops matmul_flops ");
-	CHECK_STR_CONTAINS(b, " activation_arith\nhw ");
+	CHECK_STR_CONTAINS(b, "\nterms 18 conv_flops groupconv_flops matmul_flops ");
+	CHECK_STR_CONTAINS(b, " activation_arith bmm_matrices\nhw ");
 	CHECK_STR_CONTAINS(b, "\nfeatures ");
 	CHECK_STR_CONTAINS(b, "\nf batch\nf optimizer_adam\n");
 	size_t cap = n + 64;
@@ -960,10 +989,22 @@ void test_bundle_names(void)
 	CHECK_STR_CONTAINS(err.msg, "retrain");
 	/* One term fewer (the bundle of an older time model). */
 	memcpy(c, b, n + 1);
-	CHECK(bundle_replace(c, cap, "terms 17 ", "terms 16 ") > 0);
-	CHECK(bundle_replace(c, cap, " activation_arith\n", "\n") > 0);
+	CHECK(bundle_replace(c, cap, "terms 18 ", "terms 17 ") > 0);
+	CHECK(bundle_replace(c, cap, " bmm_matrices\n", "\n") > 0);
 	CHECK_EQ_I64(abacus_predictor_load(&q, c, strlen(c), &err), ABACUS_EUNSUPPORTED);
-	CHECK_STR_CONTAINS(err.msg, "the bundle has 16 time terms, this abacus 17 (its term 17 is 'activation_arith')");
+	CHECK_STR_CONTAINS(err.msg, "the bundle has 17 time terms, this abacus 18 (its term 18 is 'bmm_matrices')");
+	/* A version-18 bundle: its seventeen terms, read with the eighteenth at 0. */
+	memcpy(c, b, n + 1);
+	CHECK(bundle_replace(c, cap, "abacus-predictor 19\n", "abacus-predictor 18\n") > 0);
+	CHECK(drop_bmm_term(c) >= 2);
+	CHECK_EQ_I64(abacus_predictor_load(&q, c, strlen(c), &err), 0);
+	abacus_predictor_free(q);
+	q = NULL;
+	/* ... but not one that counts eighteen. */
+	memcpy(c, b, n + 1);
+	CHECK(bundle_replace(c, cap, "abacus-predictor 19\n", "abacus-predictor 18\n") > 0);
+	CHECK_EQ_I64(abacus_predictor_load(&q, c, strlen(c), &err), ABACUS_EUNSUPPORTED);
+	CHECK_STR_CONTAINS(err.msg, "the bundle has 18 time terms, this abacus 17");
 	/* A feature column of another name. */
 	memcpy(c, b, n + 1);
 	CHECK(bundle_replace(c, cap, "\nf optimizer_adam\n", "\nf optimizer_sgd\n") > 0);
@@ -971,7 +1012,8 @@ void test_bundle_names(void)
 	CHECK_STR_CONTAINS(err.msg, "feature column 2 is 'optimizer_sgd' where this abacus has 'optimizer_adam'");
 	/* The same bundle as version 15 wrote it: no names, read as its seventeen terms. */
 	memcpy(c, b, n + 1);
-	CHECK(bundle_replace(c, cap, "abacus-predictor 18\n", "abacus-predictor 15\n") > 0);
+	CHECK(bundle_replace(c, cap, "abacus-predictor 19\n", "abacus-predictor 15\n") > 0);
+	CHECK(drop_bmm_term(c) >= 2);
 	strip_novelty(c);
 	char *f0 = strstr(c, "\nfeatures "), *h0 = strstr(c, "\nhw ");
 	CHECK(f0 != NULL);

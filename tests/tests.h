@@ -12,6 +12,8 @@ extern const size_t t_n_cases;
 /* Packs `m`, frees it, loads and analyses at `batch`; returns NULL (with err filled) on failure. */
 abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err);
 abacus_analysis *t_analyze_cfg(tb_model *m, const abacus_config *cfg, abacus_graph **g, abacus_error *err);
+/* t_analyze on the runtime called `runtime` (NULL: the default). */
+abacus_analysis *t_analyze_runtime(tb_model *m, int64_t batch, const char *runtime, abacus_graph **g, abacus_error *err);
 /* x [8, B, 16] → LSTM, hidden 8 (W [1, 32, 16], R [1, 32, 8], B [1, 64]): test_runtime_tf.c. */
 tb_model *lstm8(void);
 /* The first layer with this op type. */
