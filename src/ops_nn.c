@@ -329,6 +329,15 @@ int ab_shape_matmul(ab_ctx *c)
 	return ab_set_out(c, 0, a.dtype, r, dims);
 }
 
+/* A batched product of `batch` matrices of m·k·n `mkn` (ab_cost.bmm_items, bmm_mkn): its forward's product and
+ * each operand gradient's, a batched product of the same count. */
+static void bmm_geometry(ab_ctx *c, ab_cost *k, int64_t batch, int64_t mkn)
+{
+	k->bmm_items = batch;
+	ab_sat_mul(&k->bmm_items, 1 + (ab_in_rg(c, 0) != 0) + (ab_in_rg(c, 1) != 0));
+	k->bmm_mkn = mkn;
+}
+
 int ab_cost_matmul(ab_ctx *c, ab_cost *k)
 {
 	const ab_shape *a = ab_in(c, 0), *y = out0(c);
@@ -344,11 +353,10 @@ int ab_cost_matmul(ab_ctx *c, ab_cost *k)
 	 * batch over a 2-D right one is folded into one matrix product: a Linear). */
 	const ab_shape *b = ab_in(c, 1);
 	if (b->rank >= 3) {
-		int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1, n = b->dims[b->rank - 1], mn;
-		if (ab_mul(m, n, &mn) || ab_mul(mn, a->dims[a->rank - 1], &k->bmm_mkn))
+		int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1, n = b->dims[b->rank - 1], mn, mkn;
+		if (ab_mul(m, n, &mn) || ab_mul(mn, a->dims[a->rank - 1], &mkn))
 			return OVF(c);
-		k->bmm_items = mn > 0 ? y->numel / mn : 0;
-		ab_sat_mul(&k->bmm_items, 1 + (ab_in_rg(c, 0) != 0) + (ab_in_rg(c, 1) != 0));
+		bmm_geometry(c, k, mn > 0 ? y->numel / mn : 0, mkn);
 	}
 	io_bytes(c, k);
 	return 0;
@@ -494,8 +502,9 @@ static int same_order(const char *lab, int n, const ab_shape *s, const char *wan
 	return 1;
 }
 
-/* PyTorch 1.13 contracts two operands as one bmm (sumproduct_pair): the left operand permuted to
- * [batch, left-only, summed] axes and reshaped to three, the right to [batch, summed, right-only], the
+/* PyTorch 1.13 contracts two operands as one bmm (sumproduct_pair), whose geometry this records (bmm_geometry)
+ * with the copies it makes: the left operand permuted to [batch, left-only, summed] axes and reshaped to
+ * three, the right to [batch, summed, right-only], the
  * output viewed from [batch, left-only, right-only] and permuted to the equation's order. A reshape
  * that must merge axes not adjacent in the operand is a copy, and bmm keeps the copy for the other
  * operand's gradient: an MoE's "bld,edh->bleh" copies the [E, D, H] expert weights to [D, E·H] (kept
@@ -503,7 +512,7 @@ static int same_order(const char *lab, int n, const ab_shape *s, const char *wan
  * (measured 2026-12-05 with the allocator tracker, B 1 and 4: counting a copy there put the simulation
  * 16 % high). An output whose groups are not adjacent in the equation's order is likewise copied by
  * the backward, its gradient reshaped to [batch, ·, ·]. */
-static void einsum_pair_copies(ab_ctx *c, const char *out, int n_out, ab_cost *k)
+static void einsum_pair_bmm(ab_ctx *c, const char *out, int n_out, ab_cost *k)
 {
 	const char *eq = ab_attr_str(c->n, "equation", "");
 	char la[ABACUS_MAX_RANK], lb[ABACUS_MAX_RANK], lw[2][3 * ABACUS_MAX_RANK], lo[3 * ABACUS_MAX_RANK];
@@ -536,11 +545,9 @@ static void einsum_pair_copies(ab_ctx *c, const char *out, int n_out, ab_cost *k
 		ab_sat_mul(&dim[2], label_dim(la, na, A, sum[i]));
 	for (int i = 0; i < nro; i++)
 		ab_sat_mul(&dim[3], label_dim(lb, nb, B, ronly[i]));
-	k->bmm_items = dim[0];
-	ab_sat_mul(&k->bmm_items, 1 + (ab_in_rg(c, 0) != 0) + (ab_in_rg(c, 1) != 0));
-	k->bmm_mkn = dim[1];
-	ab_sat_mul(&k->bmm_mkn, dim[2]);
-	ab_sat_mul(&k->bmm_mkn, dim[3]);
+	ab_sat_mul(&dim[1], dim[2]);
+	ab_sat_mul(&dim[1], dim[3]);
+	bmm_geometry(c, k, dim[0], dim[1]);
 	if (!nsum)
 		return;
 	memcpy(lw[0], lro, (size_t)nlro);
@@ -598,7 +605,7 @@ int ab_cost_einsum(ab_ctx *c, ab_cost *k)
 	if (prod == out0(c)->numel)
 		k->bwd_workspace = ab_broadcast_product_workspace(c, 0);
 	else if (c->n->n_in == 2)
-		einsum_pair_copies(c, letters, n, k);
+		einsum_pair_bmm(c, letters, n, k);
 	io_bytes(c, k);
 	return 0;
 }

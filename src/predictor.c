@@ -58,6 +58,10 @@
  * coefficient 0, they predict as they did. */
 #define V18_TERMS 17
 _Static_assert(V18_TERMS == AB_TERM_BMM_ITEMS, "a version-18 bundle's terms are today's first seventeen");
+static int bundle_terms(int version)
+{
+	return version >= 19 ? AB_TIME_TERMS : V18_TERMS;
+}
 /* The time terms of bundle versions 14 and 15, which did not write their names. */
 static const char *const v15_terms[] = {
 	"conv_flops", "groupconv_flops", "matmul_flops", "activation_bytes", "kernel_layers", "step_weight_bytes",
@@ -812,7 +816,7 @@ static int get_profile_section(reader *r, abacus_predictor *p, int version, abac
 			return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		p->n_profile_ids = i + 1;
 	}
-	if (next_line(r) || parse_base(r->buf, p->pm.coef[0], version >= 19 ? AB_TIME_TERMS : V18_TERMS))
+	if (next_line(r) || parse_base(r->buf, p->pm.coef[0], bundle_terms(version)))
 		return bad(r, err, "expected the profile model's 'base <K> <c_1> ... <c_K>'");
 	int want = version >= 17 ? 3 : 2;
 	if (next_line(r) ||
@@ -859,7 +863,7 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 		rc = bad(&r, err, "expected 'schema <columns> <hash>' with 1 to 65536 columns");
 		goto out;
 	}
-	int n_terms = version >= 19 ? AB_TIME_TERMS : V18_TERMS;
+	int n_terms = bundle_terms(version);
 	if (version >= 16 ? (rc = check_names(&r, p->d, n_terms, err)) : (rc = check_terms(v15_terms, 17, n_terms, err)))
 		goto out;
 	if (p->d != (int)abacus_features_count() + 1 || p->schema != schema_hash()) {
