@@ -25,6 +25,11 @@ static int64_t bytes_of(const ab_shape *s)
 /* Depthwise backward rates against a 3×3's (conv_kernel). */
 #define AB_DW_LARGE_BACKWARD 6.5
 #define AB_DW_DILATED_BACKWARD 11.0
+/* A 1-D depthwise convolution's time per output element, ns: fixed + per tap (conv_kernel). */
+#define AB_DW1D_FWD_NS 0.53
+#define AB_DW1D_FWD_NS_PER_TAP 0.022
+#define AB_DW1D_BWD_NS 3.4
+#define AB_DW1D_BWD_NS_PER_TAP 0.45
 #define AB_TORCH_DW_DILATED_BWD_FIXED 86016 /* bytes: a dilated depthwise backward's fixed buffer (backward_workspace) */
 
 /* Bytes of a tensor in oneDNN's blocked layout (nChw16c on this AVX-512 machine): channels padded to a
@@ -317,7 +322,20 @@ void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 	 * (9 / kernel elements)^0.65, backward 6.5 or 11 (dilated). Fixed weights, not fitted terms: as a
 	 * free term, the slow backward's rate on cpu2 absorbed the per-operator overhead of the small-layer
 	 * networks that have such convolutions and priced convmixer at 2.8× its time when it was left out. */
-	if (group > 1 && wt->rank == x->rank && wt->dims[1] == 1 && !transpose) {
+	int depthwise = group > 1 && wt->rank == x->rank && wt->dims[1] == 1 && !transpose;
+	if (depthwise && nsp == 1 && !kernel_dilated(cv)) {
+		/* A 1-D depthwise convolution (a conformer's, a long-convolution sequence model's) is not a
+		 * narrow 2-D one: measured 2026-12-06 (AMD family 26, one thread, B 1-8, 128-256 channels, L
+		 * 64-256, K 3-256) its time per output element is an affine function of the kernel length, about
+		 * 0.53 + 0.022·K ns forward and 3.4 + 0.45·K ns backward (input and weight gradients): K 3 runs at
+		 * 6-12 GFLOP/s forward and 1.7-4.5 backward, K 15 at 29-46 / 5-7, K 256 at 83-96 / 7.7-9.6. In
+		 * 3×3 units (30 GFLOP/s), forward FLOPs are 2K per output and backward 4K. The 2-D weights below
+		 * priced a 256-tap kernel's backward at 6.5 units (4.6 GFLOP/s, twice its time: an S4D model of
+		 * the outside set 60 % slow) and a 3-tap one's at 1 (30 GFLOP/s, a tenth of it). */
+		double kl = (double)cv->k[0];
+		k->dw_weight[0] = 15.0 * (AB_DW1D_FWD_NS + AB_DW1D_FWD_NS_PER_TAP * kl) / kl;
+		k->dw_weight[1] = 7.5 * (AB_DW1D_BWD_NS + AB_DW1D_BWD_NS_PER_TAP * kl) / kl;
+	} else if (depthwise) {
 		double kk = 1;
 		int large = 0;
 		for (int i = 0; i < nsp; i++) {

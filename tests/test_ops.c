@@ -1014,6 +1014,34 @@ void test_depthwise_backward_term(void)
 	DONE();
 }
 
+/* 1-D depthwise convolutions: 15 taps (pads 7) then 3 taps (pads 1), 8 channels, group 8, on B×8×32.
+ * Their weights come from the measured time per output element (runtime_torch_cpu.c conv_kernel), in
+ * units of a 3×3's FLOP at 30 GFLOP/s: forward 15·(0.53 + 0.022·K)/K, backward 7.5·(3.4 + 0.45·K)/K:
+ * K 15: 0.86 and 5.075; K 3: 2.98 and 11.875. The first convolution reads the input (no gradient):
+ * its backward is the weight gradient alone. */
+void test_depthwise_1d_term(void);
+void test_depthwise_1d_term(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 32));
+	tb_weight(m, "w15", D(8, 1, 15));
+	tb_weight(m, "w3", D(8, 1, 3));
+	tb_node(m, "Conv", L("x", "w15"), L("h"));
+	tb_attr_int(m, "group", 8);
+	tb_attr_ints(m, "pads", 2, (const int64_t[]){ 7, 7 });
+	tb_node(m, "Conv", L("h", "w3"), L("y"));
+	tb_attr_int(m, "group", 8);
+	tb_attr_ints(m, "pads", 2, (const int64_t[]){ 1, 1 });
+	tb_output(m, "y");
+	ANALYZE(m, 2);
+	double t2[AB_TIME_TERMS];
+	ab_time_terms(t2, a, 2);
+	double out = 2.0 * 8 * 32;
+	double want = 0.86 * out * 15 * 2 + 5.075 * out * 15 * 2 + 2.98 * out * 3 * 2 + 11.875 * out * 3 * 2 * 2;
+	CHECK(fabs(t2[AB_TERM_GROUPCONV] - want) < 1e-9 * want);
+	DONE();
+}
+
 /* A weight read by two layers gets its second gradient while the first waits in autograd's input buffer;
  * the two are summed out of place (memory.c param_grads): three weight-sized buffers for a moment.
  * x 4×16 (256 B), W 16×16 (1024 B), h = x·W, r = Relu(h), y = r·W, cross-entropy over 16 classes.
