@@ -168,12 +168,13 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		pts[k].memory_pred_bytes = mem;
 		pts[k].time_base_s = base_t;
 		/* The intervals as the predictor makes them (predictor.c fill_prediction): the hardware id's time
-		 * quantiles (profile mode: the machines' together), each end widened with the distance from the
-		 * training graphs (novelty.c). Until 2026-12-05 they were the global quantiles unwidened here, so
-		 * that the coverage of random, cross-hw, lomachine and loruntime was not quite what a user of the
-		 * bundle gets; LOMO and LOFO recompute theirs across the held-out groups (lomo_intervals). */
+		 * quantiles (profile mode: those of the held-out machines of its thread count), each end widened
+		 * with the distance from the training graphs (novelty.c). Until 2026-12-05 they were the global
+		 * quantiles unwidened here, so that the coverage of random, cross-hw, lomachine and loruntime was
+		 * not quite what a user of the bundle gets; LOMO and LOFO recompute theirs across the held-out
+		 * groups (lomo_intervals). */
 		double nov = ab_novelty_distance(&m.nov, ex->X + r * (size_t)ex->d);
-		const double *qt = m.profile ? m.q_time : m.q_time_hw[ex->hw[r]];
+		const double *qt = m.profile ? ab_profile_quantiles(&m, ex->hw_threads[ex->hw[r]]) : m.q_time_hw[ex->hw[r]];
 		double st = 1 + m.nov.widen_t * nov, sm_lo = 1 + m.nov.widen_m[0] * nov, sm_hi = 1 + m.nov.widen_m[1] * nov;
 		pts[k].time_lo_s = m.has_intervals ? t_adj * exp(qt[0] * st) : 0;
 		pts[k].time_hi_s = m.has_intervals ? t_adj * exp(qt[1] * st) : 0;

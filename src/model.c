@@ -756,6 +756,31 @@ static void hw_quantiles(ab_model *m, const ab_novelty_obs *o, const int *hw, si
 	ab_free(z);
 }
 
+/* Profile mode: the quantiles of the held-out machines' residuals by thread count (model.h q_time_thr). */
+static void thread_quantiles(ab_model *m, const ab_examples *ex, const ab_novelty_obs *o, const int *hw, size_t n)
+{
+	double *z = ab_malloc((n ? n : 1) * sizeof *z);
+	for (int c = 0; c < 2; c++) {
+		size_t k = 0;
+		for (size_t i = 0; z && i < n; i++)
+			if ((ex->hw_threads[hw[i]] > 1) == c)
+				z[k++] = o[i].rt / (1 + m->nov.widen_t * o[i].d);
+		if (k >= AB_MIN_HW_ROWS) {
+			m->q_time_thr[c][0] = ab_quantile(z, k, 0.05);
+			m->q_time_thr[c][1] = ab_quantile(z, k, 0.95);
+		} else {
+			m->q_time_thr[c][0] = m->q_time[0];
+			m->q_time_thr[c][1] = m->q_time[1];
+		}
+	}
+	ab_free(z);
+}
+
+const double *ab_profile_quantiles(const ab_model *m, int threads)
+{
+	return m->q_time_thr[threads > 1];
+}
+
 /* How the rows are held out for the intervals' residuals. */
 typedef enum { SPLIT_ROWS, SPLIT_NETS, SPLIT_MACHINES, SPLIT_FAMILIES } cv_split;
 
@@ -916,6 +941,7 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 	if (!rc && nr && !(rc = ab_novelty_calibrate(&m->nov, m->q_time, m->q_mem, obs, nr, n_mem, err))) {
 		m->has_intervals = 1;
 		hw_quantiles(m, obs, obs_hw, nr);
+		thread_quantiles(m, ex, obs, obs_hw, nr);
 	}
 cv_out:
 	ab_free(obs);

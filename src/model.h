@@ -160,11 +160,19 @@ typedef struct ab_model {
 	 * else q_time): two threads on a shared VM time far less steadily than one, so one pair of quantiles
 	 * over both was too wide for one thread and too narrow for two. */
 	double q_time_hw[AB_MAX_HW][2];
+	/* Profile mode: the time quantiles of the held-out machines' widened residuals by their thread count
+	 * ([0]: one thread, [1]: more; AB_MIN_HW_ROWS rows at least, else q_time). A machine no row came from
+	 * has no hardware id's quantiles, but its profile says its threads: one quantile pair over every held-out
+	 * machine was too wide for the one-thread machines here (99-100 % held) and too narrow for the noisy
+	 * two-thread ones (63-67 %). */
+	double q_time_thr[2][2];
 	ab_novelty nov;                /* the training graphs' compositions; the memory weight and widenings */
 } ab_model;
 
 /* One layer's part of the analytic time base (per unit of calib) under the fitted coefficients. */
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t layer, int threads);
+/* The time quantiles a profile-mode model gives a machine running `threads` threads (q_time_thr). */
+const double *ab_profile_quantiles(const ab_model *m, int threads);
 /* The optimizer step's and gradient writes' part (per unit of calib): the parameter terms. */
 double ab_step_time_weight(const ab_model *m, int hw, const double terms[AB_TIME_TERMS]);
 

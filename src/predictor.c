@@ -378,7 +378,7 @@ static int predict_machine(abacus_prediction *out, const abacus_predictor *p, co
 	if (!bare)
 		tb *= machine->adapt * exp(ab_shot_correction(machine->shots, machine->n_shots, SIZE_MAX, log(machine->adapt),
 		                                              c, log((double)a->cfg.batch)));
-	fill_prediction(out, p, &p->pm, p->pm.q_time, x, tb, a);
+	fill_prediction(out, p, &p->pm, ab_profile_quantiles(&p->pm, machine->threads), x, tb, a);
 	out->hw = machine->id;
 	out->calib_s = calib_s > 0 ? calib_s : ref;
 	return 0;
@@ -542,7 +542,9 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 		ab_buf_printf(&b, "\nbase %d", AB_TIME_TERMS);
 		for (int i = 0; i < AB_TIME_TERMS; i++)
 			ab_buf_printf(&b, " %a", p->pm.coef[0][i]);
-		ab_buf_printf(&b, "\nprofile_intervals %a %a %a\n", p->pm.q_time[0], p->pm.q_time[1], p->pm.nov.widen_t);
+		ab_buf_printf(&b, "\nprofile_intervals %a %a %a %a %a %a %a\n", p->pm.q_time[0], p->pm.q_time[1],
+		              p->pm.nov.widen_t, p->pm.q_time_thr[0][0], p->pm.q_time_thr[0][1], p->pm.q_time_thr[1][0],
+		              p->pm.q_time_thr[1][1]);
 		put_ensemble(&b, "profile_time", &p->pm.time);
 	}
 	ab_buf_printf(&b, "end\n");
@@ -818,13 +820,23 @@ static int get_profile_section(reader *r, abacus_predictor *p, int version, abac
 	}
 	if (next_line(r) || parse_base(r->buf, p->pm.coef[0], bundle_terms(version)))
 		return bad(r, err, "expected the profile model's 'base <K> <c_1> ... <c_K>'");
+	/* Then, since 2026-12-06 (no new version: a reader of version 19 before it reads the first three), the
+	 * quantiles by thread count, one thread and more (model.h q_time_thr); without them, q05 and q95. */
 	int want = version >= 17 ? 3 : 2;
-	if (next_line(r) ||
-	    sscanf(r->buf, "profile_intervals %la %la %la", &p->pm.q_time[0], &p->pm.q_time[1], &p->pm.nov.widen_t) < want ||
-	    !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1]) || !(p->pm.nov.widen_t >= 0) ||
-	    !isfinite(p->pm.nov.widen_t))
-		return bad(r, err, version >= 17 ? "expected 'profile_intervals <q05> <q95> <widen>'" :
+	double *qt = &p->pm.q_time_thr[0][0];
+	int got = next_line(r) ? 0 :
+	          sscanf(r->buf, "profile_intervals %la %la %la %la %la %la %la", &p->pm.q_time[0], &p->pm.q_time[1],
+	                 &p->pm.nov.widen_t, &qt[0], &qt[1], &qt[2], &qt[3]);
+	if (got < want || (got > 3 && got != 7) || !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1]) ||
+	    !(p->pm.nov.widen_t >= 0) || !isfinite(p->pm.nov.widen_t))
+		return bad(r, err, version >= 17 ? "expected 'profile_intervals <q05> <q95> <widen> [<q05> <q95> of one "
+		                                   "thread, of more]'" :
 		                                   "expected 'profile_intervals <q05> <q95>'");
+	for (int k = 0; k < 4; k++)
+		if (got < 7)
+			qt[k] = p->pm.q_time[k % 2];
+		else if (!isfinite(qt[k]))
+			return bad(r, err, "a 'profile_intervals' quantile by thread count is not a finite number");
 	if ((rc = get_ensemble(r, "profile_time", &p->pm.time, p->d, err)))
 		return rc;
 	p->pm.profile = 1;

@@ -498,3 +498,112 @@ void test_shot_correction(void)
 	CHECK(fabs(ab_shot_correction(s, 2, 0, a, q, log(4.0))) < 1e-12);
 	CHECK(ab_shot_correction(s, 0, SIZE_MAX, a, q, log(4.0)) == 0);
 }
+
+/* Rewrites the bundle's "profile_intervals" line as `line` (the rest of the bundle as it was). */
+static char *with_profile_intervals(const char *bundle, const char *line)
+{
+	const char *at = strstr(bundle, "\nprofile_intervals ");
+	const char *end = at ? strchr(at + 1, '\n') : NULL;
+	if (!end)
+		return NULL;
+	size_t head = (size_t)(at + 1 - bundle), n = head + strlen(line) + strlen(end) + 1;
+	char *out = malloc(n);
+	if (out)
+		snprintf(out, n, "%.*s%s%s", (int)head, bundle, line, end);
+	return out;
+}
+
+/* A machine's profile says its threads, and its time interval takes the quantiles of the held-out machines
+ * with as many (model.h q_time_thr): the bundle's profile_intervals line carries them after q05, q95 and the
+ * widening. With one thread's quantiles (-0.2, 0.4) and more threads' (-0.4, 0.1), a one-thread machine's
+ * interval ends lie log(hi/t) / log(t/lo) = 2 apart and a two-thread one's 0.25 (the widening multiplies
+ * both ends alike); a bundle of before (three fields) gives both the one pair; four or five fields are an
+ * error. */
+void test_profile_thread_quantiles(void);
+void test_profile_thread_quantiles(void)
+{
+	abacus_dataset *d = NULL;
+	CHECK(three_machines(&d) == 0);
+	if (!d)
+		return;
+	char ta[4096], tb[4096];
+	abacus_error err;
+	abacus_machine *ms[2] = { NULL, NULL }, *m2 = NULL;
+	profile_text(ta, sizeof ta, "mA", 1.0);
+	profile_text(tb, sizeof tb, "mB", 2.0);
+	CHECK(abacus_machine_load(&ms[0], ta, strlen(ta), &err) == 0);
+	CHECK(abacus_machine_load(&ms[1], tb, strlen(tb), &err) == 0);
+	char *two = strstr(ta, "threads 1");
+	if (two)
+		two[8] = '2';
+	CHECK(abacus_machine_load(&m2, ta, strlen(ta), &err) == 0);
+	CHECK(m2 && abacus_machine_threads(m2) == 2);
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 20;
+	o.machines = (const abacus_machine *const *)ms;
+	o.n_machines = 2;
+	abacus_predictor *p = NULL, *q = NULL;
+	abacus_graph *g = NULL;
+	abacus_analysis *a = NULL;
+	char *buf = NULL, *edited = NULL;
+	size_t len = 0;
+	CHECK(abacus_train(&p, &d, 1, &o, &err) == 0);
+	CHECK(abacus_graph_load_file(&g, "tests/data/graphs/resnet18-64.onnx", &err) == 0);
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = 4;
+	if (g)
+		CHECK(abacus_analyze(&a, g, &cfg, &err) == 0);
+	if (!p || !a || !m2 || abacus_predictor_save(&buf, &len, p, &err))
+		goto out;
+	/* Seven fields, as written. */
+	const char *line = strstr(buf, "\nprofile_intervals ");
+	CHECK(line != NULL);
+	double v[8];
+	if (line)
+		CHECK(sscanf(line + 1, "profile_intervals %la %la %la %la %la %la %la %la", &v[0], &v[1], &v[2], &v[3], &v[4],
+		             &v[5], &v[6], &v[7]) == 7);
+	char text[256];
+	snprintf(text, sizeof text, "profile_intervals %a %a %a -0.2 0.4 -0.4 0.1", v[0], v[1], v[2]);
+	edited = with_profile_intervals(buf, text);
+	CHECK(edited && abacus_predictor_load(&q, edited, strlen(edited), &err) == 0);
+	abacus_prediction p1, p2;
+	if (q && abacus_predict_machine(&p1, q, a, ms[0], 0, &err) == 0 &&
+	    abacus_predict_machine(&p2, q, a, m2, 0, &err) == 0) {
+		CHECK(fabs(log(p1.time_hi_s / p1.time_s) / log(p1.time_s / p1.time_lo_s) - 2.0) < 1e-6);
+		CHECK(fabs(log(p2.time_hi_s / p2.time_s) / log(p2.time_s / p2.time_lo_s) - 0.25) < 1e-6);
+	} else
+		CHECK(0);
+	abacus_predictor_free(q);
+	q = NULL;
+	free(edited);
+	/* Three fields (a bundle of before): q05 and q95 for every thread count. */
+	snprintf(text, sizeof text, "profile_intervals %a %a %a", -0.3, 0.15, v[2]);
+	edited = with_profile_intervals(buf, text);
+	CHECK(edited && abacus_predictor_load(&q, edited, strlen(edited), &err) == 0);
+	if (q && abacus_predict_machine(&p1, q, a, ms[0], 0, &err) == 0 &&
+	    abacus_predict_machine(&p2, q, a, m2, 0, &err) == 0) {
+		CHECK(fabs(log(p1.time_hi_s / p1.time_s) / log(p1.time_s / p1.time_lo_s) - 0.5) < 1e-6);
+		CHECK(fabs(log(p2.time_hi_s / p2.time_s) / log(p2.time_s / p2.time_lo_s) - 0.5) < 1e-6);
+	} else
+		CHECK(0);
+	abacus_predictor_free(q);
+	q = NULL;
+	free(edited);
+	/* Five fields: neither form. */
+	snprintf(text, sizeof text, "profile_intervals %a %a %a -0.2 0.4", v[0], v[1], v[2]);
+	edited = with_profile_intervals(buf, text);
+	CHECK(edited && abacus_predictor_load(&q, edited, strlen(edited), &err) == ABACUS_EPARSE);
+	CHECK(q == NULL);
+	CHECK_STR_CONTAINS(err.msg, "of one thread, of more");
+out:
+	free(edited);
+	abacus_buffer_free(buf);
+	abacus_predictor_free(q);
+	abacus_predictor_free(p);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	abacus_machine_free(ms[0]);
+	abacus_machine_free(ms[1]);
+	abacus_machine_free(m2);
+	abacus_dataset_free(d);
+}
