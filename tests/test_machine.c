@@ -30,6 +30,16 @@ static void profile_text(char *buf, size_t len, const char *id, double scale)
 	}
 }
 
+/* profile_text's profile of `id` in `buf`, loaded (NULL, a failed check, if it does not load). */
+static abacus_machine *profile_machine(char *buf, size_t len, const char *id, double scale)
+{
+	abacus_machine *m = NULL;
+	abacus_error err;
+	profile_text(buf, len, id, scale);
+	CHECK(abacus_machine_load(&m, buf, strlen(buf), &err) == 0);
+	return m;
+}
+
 void test_machine_profile_roundtrip(void);
 void test_machine_profile_roundtrip(void)
 {
@@ -253,12 +263,9 @@ void test_eval_lomachine(void)
 	char ta[4096], tb[4096], tc[4096];
 	abacus_error err;
 	abacus_machine *ms[3] = { NULL, NULL, NULL };
-	profile_text(ta, sizeof ta, "mA", 1.0);
-	profile_text(tb, sizeof tb, "mB", 2.0);
-	profile_text(tc, sizeof tc, "mC", 0.5);
-	CHECK(abacus_machine_load(&ms[0], ta, strlen(ta), &err) == 0);
-	CHECK(abacus_machine_load(&ms[1], tb, strlen(tb), &err) == 0);
-	CHECK(abacus_machine_load(&ms[2], tc, strlen(tc), &err) == 0);
+	ms[0] = profile_machine(ta, sizeof ta, "mA", 1.0);
+	ms[1] = profile_machine(tb, sizeof tb, "mB", 2.0);
+	ms[2] = profile_machine(tc, sizeof tc, "mC", 0.5);
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
 	o.rounds = 40;
 	o.machines = (const abacus_machine *const *)ms;
@@ -290,8 +297,7 @@ void test_eval_lomachine(void)
 	/* A profile that misses a factor of 2: zero-shot is 50 % off on mB, five of its rows recover it. */
 	abacus_machine_free(ms[1]);
 	ms[1] = NULL;
-	profile_text(tb, sizeof tb, "mB", 1.0);
-	CHECK(abacus_machine_load(&ms[1], tb, strlen(tb), &err) == 0);
+	ms[1] = profile_machine(tb, sizeof tb, "mB", 1.0);
 	ev = NULL;
 	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_LOMACHINE, &o, &err) == 0);
 	const abacus_eval_machine *B = ev ? find_machine(ev, "mB") : NULL;
@@ -334,10 +340,8 @@ void test_predict_machine(void)
 	char ta[4096], tb[4096];
 	abacus_error err;
 	abacus_machine *ms[2] = { NULL, NULL };
-	profile_text(ta, sizeof ta, "mA", 1.0);
-	profile_text(tb, sizeof tb, "mB", 2.0);
-	CHECK(abacus_machine_load(&ms[0], ta, strlen(ta), &err) == 0);
-	CHECK(abacus_machine_load(&ms[1], tb, strlen(tb), &err) == 0);
+	ms[0] = profile_machine(ta, sizeof ta, "mA", 1.0);
+	ms[1] = profile_machine(tb, sizeof tb, "mB", 2.0);
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
 	o.rounds = 30;
 	abacus_predictor *plain = NULL, *p = NULL, *p2 = NULL;
@@ -529,10 +533,8 @@ void test_profile_thread_quantiles(void)
 	char ta[4096], tb[4096];
 	abacus_error err;
 	abacus_machine *ms[2] = { NULL, NULL }, *m2 = NULL;
-	profile_text(ta, sizeof ta, "mA", 1.0);
-	profile_text(tb, sizeof tb, "mB", 2.0);
-	CHECK(abacus_machine_load(&ms[0], ta, strlen(ta), &err) == 0);
-	CHECK(abacus_machine_load(&ms[1], tb, strlen(tb), &err) == 0);
+	ms[0] = profile_machine(ta, sizeof ta, "mA", 1.0);
+	ms[1] = profile_machine(tb, sizeof tb, "mB", 2.0);
 	char *two = strstr(ta, "threads 1");
 	if (two)
 		two[8] = '2';
