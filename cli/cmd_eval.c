@@ -441,10 +441,14 @@ static void print_table(const abacus_eval *ev, const char *pname)
 	const abacus_eval_machine *ms = abacus_eval_machines(ev, &nm);
 	printf("\n  %-36s %6s %9s %9s %9s %9s %9s\n", "machine", "rows", "time MRE", "raw MRE", "noise", "coverage",
 	       "mem MRE");
-	for (size_t i = 0; i < nm; i++)
-		printf("  %-36.36s %6zu %8.2f%% %8.2f%% %8.2f%% %8.1f%% %8.2f%%\n", ms[i].machine, ms[i].time.n,
-		       100 * ms[i].time.mre, 100 * ms[i].time_raw.mre, 100 * ms[i].noise_time_adjusted.mre,
-		       100 * ms[i].coverage, 100 * ms[i].memory.mre);
+	for (size_t i = 0; i < nm; i++) {
+		char cov[16] = "-"; /* (no intervals in this protocol: random) */
+		if (!isnan(ms[i].coverage))
+			snprintf(cov, sizeof cov, "%.1f%%", 100 * ms[i].coverage);
+		printf("  %-36.36s %6zu %8.2f%% %8.2f%% %8.2f%% %9s %8.2f%%\n", ms[i].machine, ms[i].time.n,
+		       100 * ms[i].time.mre, 100 * ms[i].time_raw.mre, 100 * ms[i].noise_time_adjusted.mre, cov,
+		       100 * ms[i].memory.mre);
+	}
 	printf("\n  %-34s %9s %9s %7s\n", "network", "time MRE", "mem MRE", "rows");
 	for (size_t i = 0; i < nn; i++)
 		printf("  %-34.34s %8.2f%% %8.2f%% %7zu\n", nets[i].network, 100 * nets[i].time_mre,
