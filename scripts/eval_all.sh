@@ -1,5 +1,5 @@
 #!/bin/sh
-# eval_all.sh — the accuracy figures of README "Accuracy": runs `abacus eval` with each protocol on a
+# eval_all.sh — the accuracy figures of README "What to expect": runs `abacus eval` with each protocol on a
 # frozen snapshot of the dataset and writes docs/eval/{random,lomo,lofo,cross-hw}.{txt,json} (lofo with the
 # families of data/families.tsv).
 #   sh scripts/eval_all.sh [SNAPSHOT.csv]     (default: a copy of data/dataset.csv taken now)
