@@ -736,44 +736,40 @@ void ab_model_free(ab_model *m)
  * the model never saw is as wide as the error on an unseen machine is (the "Machines" issue, item 6); and,
  * where the examples name families, FOLDS folds of whole families besides (cv_folds, family_folds). */
 enum { FOLDS = 5 };
-/* Each hardware id's time quantiles from its own out-of-fold rows, widened as the calibration says. */
-static void hw_quantiles(ab_model *m, const ab_novelty_obs *o, const int *hw, size_t n)
+/* The time quantiles of the out-of-fold rows grouped by their hardware id: q[g] from the widened residuals of
+ * the rows whose hardware id h has group_of[h] == g (AB_MIN_HW_ROWS of them at least, else q_time). Per
+ * hardware id (group_of: the identity) and, for profile mode, per thread count (model.h q_time_thr). */
+static void group_quantiles(ab_model *m, const ab_novelty_obs *o, const int *hw, size_t n, const int *group_of,
+                            int n_groups, double (*q)[2])
 {
 	double *z = ab_malloc((n ? n : 1) * sizeof *z);
-	for (int h = 0; h < AB_MAX_HW; h++) {
+	for (int g = 0; g < n_groups; g++) {
 		size_t k = 0;
 		for (size_t i = 0; z && i < n; i++)
-			if (hw[i] == h)
+			if (group_of[hw[i]] == g)
 				z[k++] = o[i].rt / (1 + m->nov.widen_t * o[i].d);
 		if (k >= AB_MIN_HW_ROWS) {
-			m->q_time_hw[h][0] = ab_quantile(z, k, 0.05);
-			m->q_time_hw[h][1] = ab_quantile(z, k, 0.95);
+			q[g][0] = ab_quantile(z, k, 0.05);
+			q[g][1] = ab_quantile(z, k, 0.95);
 		} else { /* (or out of memory: the quantiles of all rows are still right, only wider) */
-			m->q_time_hw[h][0] = m->q_time[0];
-			m->q_time_hw[h][1] = m->q_time[1];
+			q[g][0] = m->q_time[0];
+			q[g][1] = m->q_time[1];
 		}
 	}
 	ab_free(z);
 }
 
-/* Profile mode: the quantiles of the held-out machines' residuals by thread count (model.h q_time_thr). */
-static void thread_quantiles(ab_model *m, const ab_examples *ex, const ab_novelty_obs *o, const int *hw, size_t n)
+/* Each hardware id's time quantiles from its own out-of-fold rows, widened as the calibration says; and the
+ * held-out machines' by thread count, one or more (what profile mode gives a machine by its profile). */
+static void hw_quantiles(ab_model *m, const ab_examples *ex, const ab_novelty_obs *o, const int *hw, size_t n)
 {
-	double *z = ab_malloc((n ? n : 1) * sizeof *z);
-	for (int c = 0; c < 2; c++) {
-		size_t k = 0;
-		for (size_t i = 0; z && i < n; i++)
-			if ((ex->hw_threads[hw[i]] > 1) == c)
-				z[k++] = o[i].rt / (1 + m->nov.widen_t * o[i].d);
-		if (k >= AB_MIN_HW_ROWS) {
-			m->q_time_thr[c][0] = ab_quantile(z, k, 0.05);
-			m->q_time_thr[c][1] = ab_quantile(z, k, 0.95);
-		} else {
-			m->q_time_thr[c][0] = m->q_time[0];
-			m->q_time_thr[c][1] = m->q_time[1];
-		}
+	int id[AB_MAX_HW], by_threads[AB_MAX_HW];
+	for (int h = 0; h < AB_MAX_HW; h++) {
+		id[h] = h;
+		by_threads[h] = ex->hw_threads[h] > 1;
 	}
-	ab_free(z);
+	group_quantiles(m, o, hw, n, id, AB_MAX_HW, m->q_time_hw);
+	group_quantiles(m, o, hw, n, by_threads, 2, m->q_time_thr);
 }
 
 const double *ab_profile_quantiles(const ab_model *m, int threads)
@@ -940,8 +936,7 @@ int ab_model_fit(ab_model *m, const ab_examples *ex, const size_t *idx, size_t n
 		rc = cv_pass(ex, idx, n, p, SPLIT_FAMILIES, n_fam_folds, fam_fold, tr, obs, obs_hw, &nr, pg, err);
 	if (!rc && nr && !(rc = ab_novelty_calibrate(&m->nov, m->q_time, m->q_mem, obs, nr, n_mem, err))) {
 		m->has_intervals = 1;
-		hw_quantiles(m, obs, obs_hw, nr);
-		thread_quantiles(m, ex, obs, obs_hw, nr);
+		hw_quantiles(m, ex, obs, obs_hw, nr);
 	}
 cv_out:
 	ab_free(obs);
