@@ -81,7 +81,13 @@ def rel(a, b):
 
 # ---------------------------------------------------------------------------------------------------
 def machine_of(threads=1, env=None):
-    """What collector/worker.py --machine says (the id every row of this machine must carry)."""
+    """What collector/worker.py --machine says (the id every row of this machine must carry).
+
+    `abacus profile` starts its workers without the ISA-cap variables (a cap comes only from --isa-cap, so
+    that it is recorded), so the worker asked here must not inherit them either: a shell that exports
+    OPENBLAS_CORETYPE would otherwise name a capped machine that no profiled row carries."""
+    if env is None:
+        env = {k: v for k, v in os.environ.items() if k not in mach.CAP_VARS}
     p = subprocess.run([PY, *WORKER, "--machine", "--threads", str(threads)], capture_output=True, text=True,
                        env=env, cwd=ROOT)
     check(p.returncode == 0, f"worker.py --machine: {p.stderr.strip()[-300:]}")
@@ -286,14 +292,14 @@ def case_machine():
         # Intel family 6 model 207 runs Prescott's); the same process-level detection as the worker's.
         if mach.blas_core_warning(mach.openblas_core(), a["descriptor"]["isa"]):
             check("warning: OpenBLAS runs its generic" in p.stderr, "calibrate warns of OpenBLAS's generic kernels")
-    w = mach.blas_core_warning("Prescott", "sse4_2 avx avx2 fma avx512f")
+    w = mach.blas_core_warning("Prescott", "sse4_2 avx avx2 fma avx512f", env={})
     check(w is not None and "OPENBLAS_CORETYPE=SkylakeX" in w, f"Prescott on AVX-512 names the fix: {w}")
-    w = mach.blas_core_warning("Prescott", "sse4_2 avx avx2 fma")
+    w = mach.blas_core_warning("Prescott", "sse4_2 avx avx2 fma", env={})
     check(w is not None and "OPENBLAS_CORETYPE=Haswell" in w, "Prescott on AVX2 names Haswell")
-    check(mach.blas_core_warning("SkylakeX", "avx2 avx512f") is None, "no warning for a core with AVX")
+    check(mach.blas_core_warning("SkylakeX", "avx2 avx512f", env={}) is None, "no warning for a core with AVX")
     check(mach.blas_core_warning("Nehalem", "avx2 avx512f", env={"OPENBLAS_CORETYPE": "Nehalem"}) is None,
           "no warning when a cap asks for the old core")
-    check(mach.blas_core_warning("Prescott", "sse4_1 sse4_2") is None, "no warning on a CPU without AVX2")
+    check(mach.blas_core_warning("Prescott", "sse4_1 sse4_2", env={}) is None, "no warning on a CPU without AVX2")
     # The table: one line per id, written by a real run, not again by a second one.
     out = os.path.join(TMP, "mt", "m.csv")
     os.makedirs(os.path.dirname(out), exist_ok=True)

@@ -72,7 +72,8 @@ def profile(*args, out, check_rc=0):
 
 def protocol_env(**override):
     """The environment cli/profile/worker.c gives a tf-* worker with one thread."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TF_", "ONEDNN_", "DNNL_", "MALLOC_"))}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("TF_", "ONEDNN_", "DNNL_", "MALLOC_", "ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE"))}
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MALLOC_MMAP_MAX_="0",
                MALLOC_MMAP_THRESHOLD_="33554432", MALLOC_TRIM_THRESHOLD_="68719476736",
                MALLOC_TOP_PAD_="536870912", PYTHONNOUSERSITE="1", LD_PRELOAD=TRACKER, PYTHONPATH=ROOT,
