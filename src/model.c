@@ -47,6 +47,7 @@ void ab_examples_free(ab_examples *ex)
 	ab_free(ex->flops);
 	ab_free(ex->peak);
 	ab_free(ex->terms);
+	ab_free(ex->dw);
 	ab_free(ex->hw);
 	ab_free(ex->net);
 	ab_free(ex->rows);
@@ -187,6 +188,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 	ex->flops = ab_malloc(cap * sizeof(double));
 	ex->peak = ab_malloc(cap * sizeof(double));
 	ex->terms = ab_malloc(cap * AB_TIME_TERMS * sizeof(double));
+	ex->dw = ab_malloc(cap * 2 * sizeof(double));
 	ex->hw = ab_malloc(cap * sizeof(int));
 	ex->net = ab_malloc(cap * sizeof(int));
 	ex->rows = ab_malloc(cap * sizeof *ex->rows);
@@ -196,7 +198,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 	char **paths = ab_calloc(cap, sizeof *paths);
 	int n_graphs = 0;
 	ab_names gmap = { 0 };
-	if (!ex->X || !ex->time || !ex->mem || !ex->calib || !ex->flops || !ex->peak || !ex->terms || !ex->hw ||
+	if (!ex->X || !ex->time || !ex->mem || !ex->calib || !ex->flops || !ex->peak || !ex->terms || !ex->dw || !ex->hw ||
 	    !ex->net || !ex->rows || !ex->nets || !graphs || !paths || ab_names_init(&gmap, cap)) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
@@ -261,6 +263,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 			const abacus_totals *t = abacus_analysis_totals(a);
 			ex->flops[k] = (double)t->forward_flops + (double)t->backward_flops;
 			ab_time_terms(ex->terms + k * AB_TIME_TERMS, a, threads);
+			ab_time_conv_depthwise(ex->dw + 2 * k, ex->terms + k * AB_TIME_TERMS, a, threads);
 			ex->peak[k] = (double)abacus_analysis_memory(a)->peak;
 			abacus_analysis_free(a);
 			if (rc)
@@ -290,6 +293,13 @@ out:
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
 {
 	a->rt->time_terms(t, a, threads);
+}
+
+void ab_time_conv_depthwise(double dw[2], const double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
+{
+	dw[0] = dw[1] = 0;
+	if (a->rt->conv_depthwise)
+		a->rt->conv_depthwise(dw, t, a, threads);
 }
 
 const char *const ab_term_names[AB_TIME_TERMS] = {
@@ -369,11 +379,20 @@ static double row_drift(const ab_examples *ex, size_t r, double calib)
 	return calib > 0 && ref > 0 ? calib / ref : 1;
 }
 
-double ab_time_base_profile(const ab_model *m, const double *terms, const double *rates, double drift)
+double ab_profile_term_rate(const double *rates, int j, const double dw[2])
+{
+	double r = rates[ab_term_rate[j]];
+	if (j == AB_TERM_CONV && dw[0] > 0)
+		r = r * (1 - dw[0]) + rates[AB_RATE_CONV_DEPTHWISE] * dw[1];
+	return r;
+}
+
+double ab_time_base_profile(const ab_model *m, const double *terms, const double dw[2], const double *rates,
+                            double drift)
 {
 	double s = 0;
 	for (int i = 0; i < AB_TIME_TERMS; i++)
-		s += m->coef[0][i] * rates[ab_term_rate[i]] * terms[i];
+		s += m->coef[0][i] * ab_profile_term_rate(rates, i, dw) * terms[i];
 	return (drift > 0 ? drift : 1) * s;
 }
 
@@ -408,8 +427,8 @@ double ab_time_base(const ab_model *m, int hw, const double *terms, double calib
 static double time_base(const ab_model *m, const ab_examples *ex, size_t r, double calib)
 {
 	if (m->profile)
-		return ab_time_base_profile(m, ex->terms + r * AB_TIME_TERMS, ex->machines[ex->mach[r]]->rate,
-		                            row_drift(ex, r, calib));
+		return ab_time_base_profile(m, ex->terms + r * AB_TIME_TERMS, ex->dw + 2 * r,
+		                            ex->machines[ex->mach[r]]->rate, row_drift(ex, r, calib));
 	return ab_time_base(m, ex->hw[r], ex->terms + r * AB_TIME_TERMS, calib);
 }
 
@@ -431,7 +450,8 @@ static double term_speed(const ab_model *m, const ab_examples *ex, size_t r, int
 {
 	if (!m->profile)
 		return row_speed(m, ex, r, row_calib);
-	return ex->machines[ex->mach[r]]->rate[ab_term_rate[j]] * row_drift(ex, r, row_calib ? ex->calib[r] : -1);
+	return ab_profile_term_rate(ex->machines[ex->mach[r]]->rate, j, ex->dw + 2 * r) *
+	       row_drift(ex, r, row_calib ? ex->calib[r] : -1);
 }
 
 /* Solves the k×k system A x = b in place (Gaussian elimination, partial pivoting); -1 when singular. */

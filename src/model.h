@@ -64,6 +64,7 @@ typedef struct ab_examples {
 	double *X;             /* n × d */
 	double *time, *mem, *calib, *flops, *peak;
 	double *terms;         /* n × AB_TIME_TERMS analytic time terms */
+	double *dw;            /* n × 2: the depthwise part of each row's CONV term (ab_time_conv_depthwise) */
 	int *hw, *net;         /* indices into hw_ids / nets */
 	const abacus_row **rows;
 	char *hw_ids[AB_MAX_HW];
@@ -105,6 +106,12 @@ void ab_examples_free(ab_examples *ex);
 /* The analytic time terms of one analysed configuration on hardware running `threads` threads (which
  * convolutions take PyTorch's slow path depends on it). */
 void ab_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
+/* The depthwise part of t[AB_TERM_CONV] (runtime.h conv_depthwise): dw[0] its share, dw[1] depthwise FLOPs
+ * per unit of the term; zeros when the runtime has none. */
+void ab_time_conv_depthwise(double dw[2], const double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
+/* What a profile charges per unit of term j (seconds): the machine's rate for the term's kind of work
+ * (ab_term_rate), and for the dense-convolution term its depthwise share `dw` at the depthwise rate. */
+double ab_profile_term_rate(const double *rates, int j, const double dw[2]);
 /* Whether two rows measure the same configuration (network, input, batch, optimizer, hardware id, machine,
  * runtime): a repeated pair, as the noise floor (eval.c) and the trees' row weights (model.c) count them. */
 int ab_rows_repeat(const abacus_row *a, const abacus_row *b);
@@ -200,7 +207,8 @@ double ab_time_base(const ab_model *m, int hw, const double *terms, double calib
  * drift correction). */
 double ab_time_base_row(const ab_model *m, const ab_examples *ex, size_t r, double calib);
 /* The profile-mode base from a profile's rates: drift = calib / the profile's reference (1 when unknown). */
-double ab_time_base_profile(const ab_model *m, const double *terms, const double *rates, double drift);
+double ab_time_base_profile(const ab_model *m, const double *terms, const double dw[2], const double *rates,
+                            double drift);
 
 double ab_quantile(double *v, size_t n, double q);   /* sorts v */
 /* Deterministic Fisher-Yates shuffle of idx[0..n) (splitmix64): training and folds depend only on the seed. */

@@ -374,7 +374,9 @@ static int predict_machine(abacus_prediction *out, const abacus_predictor *p, co
 	if (comp)
 		memcpy(comp, c, sizeof c);
 	double ref = machine->rate[AB_RATE_REFERENCE];
-	double tb = ab_time_base_profile(&p->pm, terms, machine->rate, calib_s > 0 && ref > 0 ? calib_s / ref : 1);
+	double dw[2];
+	ab_time_conv_depthwise(dw, terms, a, machine->threads);
+	double tb = ab_time_base_profile(&p->pm, terms, dw, machine->rate, calib_s > 0 && ref > 0 ? calib_s / ref : 1);
 	if (!bare)
 		tb *= machine->adapt * exp(ab_shot_correction(machine->shots, machine->n_shots, SIZE_MAX, log(machine->adapt),
 		                                              c, log((double)a->cfg.batch)));

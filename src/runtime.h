@@ -156,6 +156,11 @@ typedef struct ab_runtime {
 	int (*weight_grad_late)(const abacus_analysis *a, size_t L);
 	/* The analytic time terms of an analysed configuration on `threads` threads. */
 	void (*time_terms)(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
+	/* What of the dense-convolution term t[AB_TERM_CONV] (time_terms' t) is depthwise convolutions priced at a
+	 * fixed multiple of the dense rate: dw[0] its share of the term, dw[1] the depthwise FLOPs (weighted by
+	 * their kernels' rates) per unit of the term. A machine profile prices that share at the machine's own
+	 * depthwise rate (model.c ab_profile_term_rate). NULL: none. */
+	void (*conv_depthwise)(double dw[2], const double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
 	/* Layer i's part of the time base under the coefficients c (seconds per unit of each term). */
 	double (*layer_time)(const double c[AB_TIME_TERMS], const abacus_analysis *a, size_t i, int threads);
 } ab_runtime;
@@ -180,6 +185,7 @@ extern const ab_runtime ab_runtime_tf_2_21_cpu;
 void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k);
 double ab_torch_dispatch_us(const abacus_analysis *a, size_t i);
 void ab_torch_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
+void ab_torch_conv_depthwise(double dw[2], const double t[AB_TIME_TERMS], const abacus_analysis *a, int threads);
 double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a, size_t i, int threads);
 /* The step's buffers, recurrent steps' costs and activation arithmetic measured on PyTorch 1.13.1
  * (runtime_torch_cpu.c explains each). */

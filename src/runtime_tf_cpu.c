@@ -513,5 +513,6 @@ const ab_runtime ab_runtime_tf_2_21_cpu = {
 	.forward_end_bytes = tf_forward_end_bytes,
 	.weight_grad_late = tf_weight_grad_late,
 	.time_terms = ab_torch_time_terms,
+	.conv_depthwise = ab_torch_conv_depthwise,
 	.layer_time = ab_torch_layer_time,
 };

@@ -54,5 +54,6 @@ const ab_runtime ab_runtime_torch_2_15_cpu = {
 	.act_ns = AB_TORCH_ARITH_NS,
 	.mark_fused = ab_torch_mark_fused,
 	.time_terms = ab_torch_time_terms,
+	.conv_depthwise = ab_torch_conv_depthwise,
 	.layer_time = ab_torch_layer_time,
 };

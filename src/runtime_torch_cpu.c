@@ -507,6 +507,23 @@ void ab_torch_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int 
 	t[AB_TERM_BMM_ITEMS] = a->bmm_us;
 }
 
+/* On one thread time_terms puts depthwise FLOPs into CONV at AB_TORCH_DW_DENSE_RATIO dense FLOPs each, a
+ * ratio measured on one machine. The machines profiled since differ: a 3×3 depthwise FLOP over a dense one,
+ * by their profiles' conv_depthwise / conv_dense, 5.4× on the family 25 AMD machine, 8.0× on the family 26
+ * one, 9.4× and 11× on the two Intel guests. Zero-shot, the family 26 and family 6 model 167 machines'
+ * rows with more than 5 % of their time in depthwise convolutions came out 5.5 % and 12.4 % too fast on
+ * average (bundles trained before their rows). So a profile prices that share of CONV at the machine's
+ * depthwise rate (model.c ab_profile_term_rate); the hardware-id mode keeps the fixed ratio. */
+void ab_torch_conv_depthwise(double dw[2], const double t[AB_TIME_TERMS], const abacus_analysis *a, int threads)
+{
+	dw[0] = dw[1] = 0;
+	if (threads > 1 || !(t[AB_TERM_CONV] > 0) || !(a->dw_weighted_flops > 0))
+		return;
+	double dense = AB_TORCH_DW_DENSE_RATIO * a->dw_weighted_flops;
+	dw[0] = dense < t[AB_TERM_CONV] ? dense / t[AB_TERM_CONV] : 1;
+	dw[1] = dw[0] / AB_TORCH_DW_DENSE_RATIO;
+}
+
 /* One layer's part of the time base: the same terms as time_terms, for one layer (the predictor's
  * per-layer shares). */
 double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis *a, size_t i, int threads)
@@ -610,5 +627,6 @@ const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.act_ns = AB_TORCH_ARITH_NS,
 	.mark_fused = ab_torch_mark_fused,
 	.time_terms = ab_torch_time_terms,
+	.conv_depthwise = ab_torch_conv_depthwise,
 	.layer_time = ab_torch_layer_time,
 };

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 
 #include "machine.h"
+#include "model.h"
+#include "runtime.h"
 #include "tests.h"
 #include "util.h"
 
@@ -523,6 +525,106 @@ static char *with_profile_intervals(const char *bundle, const char *line)
  * interval ends lie log(hi/t) / log(t/lo) = 2 apart and a two-thread one's 0.25 (the widening multiplies
  * both ends alike); a bundle of before (three fields) gives both the one pair; four or five fields are an
  * error. */
+/* profile_text's profile with one rate multiplied by `factor`. */
+static abacus_machine *profile_with_rate(char *buf, size_t len, const char *rate, double factor)
+{
+	profile_text(buf, len, "mA", 1.0);
+	abacus_machine *m = NULL;
+	abacus_error err;
+	CHECK(abacus_machine_load(&m, buf, strlen(buf), &err) == 0);
+	if (m) {
+		int k = -1;
+		for (size_t i = 0; i < abacus_machine_n_rates(); i++)
+			if (!strcmp(abacus_machine_rate_name(i), rate))
+				k = (int)i;
+		CHECK(k >= 0);
+		if (k >= 0)
+			m->rate[k] *= factor;
+	}
+	return m;
+}
+
+/* On one thread a profile prices depthwise convolutions at its own depthwise rate: their share of the
+ * dense-convolution term (mobilenet_v2: a hand-checkable share, its depthwise FLOPs weighted as
+ * AB_TORCH_DW_DENSE_RATIO dense ones) moves with conv_depthwise and not with conv_dense, linearly; a network
+ * without depthwise convolutions (resnet18) does not move at all; on two threads the fit keeps its own term. */
+void test_profile_depthwise_rate(void);
+void test_profile_depthwise_rate(void)
+{
+	abacus_dataset *d = NULL;
+	CHECK(three_machines(&d) == 0);
+	if (!d)
+		return;
+	char t0[4096], t1[4096], t2[4096];
+	abacus_error err;
+	abacus_machine *base = profile_machine(t0, sizeof t0, "mA", 1.0), *ms[2] = { base, NULL };
+	char tb[4096];
+	ms[1] = profile_machine(tb, sizeof tb, "mB", 2.0);
+	abacus_machine *dw2 = profile_with_rate(t1, sizeof t1, "conv_depthwise", 2.0);
+	abacus_machine *dw3 = profile_with_rate(t2, sizeof t2, "conv_depthwise", 3.0);
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 30;
+	o.machines = (const abacus_machine *const *)ms;
+	o.n_machines = 2;
+	abacus_predictor *p = NULL;
+	CHECK(abacus_train(&p, &d, 1, &o, &err) == 0);
+	abacus_graph *gm = NULL, *gr = NULL;
+	abacus_analysis *am = NULL, *ar = NULL;
+	CHECK(abacus_graph_load_file(&gm, "tests/data/graphs/mobilenet_v2-64.onnx", &err) == 0);
+	CHECK(abacus_graph_load_file(&gr, "tests/data/graphs/resnet18-64.onnx", &err) == 0);
+	abacus_config cfg = ABACUS_CONFIG_INIT;
+	cfg.batch = 4;
+	if (gm)
+		CHECK(abacus_analyze(&am, gm, &cfg, &err) == 0);
+	if (gr)
+		CHECK(abacus_analyze(&ar, gr, &cfg, &err) == 0);
+	if (!p || !am || !ar || !base || !dw2 || !dw3)
+		goto out;
+	/* The share: mobilenet_v2's depthwise FLOPs, weighted, are AB_TORCH_DW_DENSE_RATIO dense ones each. */
+	double t[AB_TIME_TERMS], dw[2];
+	ab_time_terms(t, am, 1);
+	ab_time_conv_depthwise(dw, t, am, 1);
+	CHECK(dw[0] > 0.05 && dw[0] < 1);
+	CHECK(fabs(dw[0] * t[AB_TERM_CONV] - AB_TORCH_DW_DENSE_RATIO * am->dw_weighted_flops) < 1e-6 * t[AB_TERM_CONV]);
+	CHECK(fabs(dw[1] - dw[0] / AB_TORCH_DW_DENSE_RATIO) < 1e-15);
+	/* The rate a profile charges for CONV: dense for the rest, depthwise per depthwise FLOP for the share. */
+	double r = ab_profile_term_rate(base->rate, AB_TERM_CONV, dw);
+	CHECK(fabs(r - (base->rate[AB_RATE_CONV_DENSE] * (1 - dw[0]) + base->rate[AB_RATE_CONV_DEPTHWISE] * dw[1])) <=
+	      1e-12 * r);
+	CHECK(ab_profile_term_rate(base->rate, AB_TERM_MATMUL, dw) == base->rate[AB_RATE_MATMUL_SQUARE]);
+	ab_time_terms(t, ar, 1);
+	ab_time_conv_depthwise(dw, t, ar, 1);
+	CHECK(dw[0] == 0 && dw[1] == 0);
+	ab_time_terms(t, am, 2);
+	ab_time_conv_depthwise(dw, t, am, 2);
+	CHECK(dw[0] == 0 && dw[1] == 0);
+	abacus_prediction m1, m2, m3, r1, r2;
+	CHECK(abacus_predict_machine(&m1, p, am, base, 0, &err) == 0);
+	CHECK(abacus_predict_machine(&m2, p, am, dw2, 0, &err) == 0);
+	CHECK(abacus_predict_machine(&m3, p, am, dw3, 0, &err) == 0);
+	CHECK(abacus_predict_machine(&r1, p, ar, base, 0, &err) == 0);
+	CHECK(abacus_predict_machine(&r2, p, ar, dw3, 0, &err) == 0);
+	if (getenv("ABACUS_TEST_VERBOSE"))
+		printf("  mobilenet_v2 analytic %.6g / %.6g / %.6g s; resnet18 %.6g / %.6g s\n", m1.time_analytic_s,
+		       m2.time_analytic_s, m3.time_analytic_s, r1.time_analytic_s, r2.time_analytic_s);
+	CHECK(m2.time_analytic_s > m1.time_analytic_s);
+	double d12 = m2.time_analytic_s - m1.time_analytic_s, d13 = m3.time_analytic_s - m1.time_analytic_s;
+	CHECK(fabs(d13 - 2 * d12) <= 1e-9 * m1.time_analytic_s);
+	CHECK(r2.time_analytic_s == r1.time_analytic_s);
+	CHECK(r2.time_s == r1.time_s);
+out:
+	abacus_analysis_free(am);
+	abacus_analysis_free(ar);
+	abacus_graph_free(gm);
+	abacus_graph_free(gr);
+	abacus_predictor_free(p);
+	abacus_machine_free(base);
+	abacus_machine_free(ms[1]);
+	abacus_machine_free(dw2);
+	abacus_machine_free(dw3);
+	abacus_dataset_free(d);
+}
+
 void test_profile_thread_quantiles(void);
 void test_profile_thread_quantiles(void)
 {
