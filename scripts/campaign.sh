@@ -63,11 +63,20 @@ machine_known() { # the machine id of these options has a profile already
 	id=$("$A" profile --out "$OUT" --models mlp --size 32 --batch 7777 --dry-run "$@" 2>/dev/null | awk -F, 'NR==2 {print $8}')
 	[ -n "$id" ] && [ -e "data/machines/$id.machine" ]
 }
-fingerprint() {
+fingerprint() { # [--quick] then the options of the machine id: its profile when it has none, then the fingerprint
+	# (with --quick only its first QUICK networks: below)
+	local models=()
+	[ "$1" = --quick ] && { models=(--models "$QUICK"); shift; }
 	machine_known "$@" || profile_machine "$@"
-	phase --size min --seq min --batch 1,4 --max-iter-seconds 1.5 "$@"
+	phase --size min --seq min --batch 1,4 --max-iter-seconds 1.5 "$@" "${models[@]}"
 }
-fingerprint --hw cpu1
+# A session lasts a few hours and the next one is usually another machine, so a new machine first gets the
+# cheap part of each runtime's fingerprint (the first QUICK networks of $ALL, cheapest first: about 40 minutes
+# a runtime on one thread) and only then the expensive rest, below: on 2026-12-06 the family 6 model 167
+# machine's torch-1.13 fingerprint alone ran for two hours, most of it in the last 80 networks, and its
+# PyTorch 2 and TensorFlow rows would have come after the session.
+QUICK=$(echo "$ALL" | cut -d, -f1-64)
+fingerprint --quick --hw cpu1
 # Generated networks (issue "Unseen networks": collector/generator.py, docs/GENERATOR.md): the catalogue of
 # 1,000, the families interleaved (seed 0 of every family, then seed 1, ...), each at its one size, batch 4,
 # sgd and adam, on cpu1; the worker lists them when ABACUS_GENERATED is set. The first 250 come before the
@@ -110,7 +119,7 @@ print(','.join([n for n in names if n not in seen] + ([] if os.environ['ONLY_NEW
 for rt in torch-2.15.0; do
 	[ -x ".runtimes/$rt/bin/python" ] || { echo "== runtime $rt is not installed (scripts/setup.sh): skipped"; continue; }
 	mkdir -p "data/$rt"
-	OUT="data/$rt/dataset.csv" fingerprint --hw cpu1 --python ".runtimes/$rt/bin/python"
+	OUT="data/$rt/dataset.csv" fingerprint --quick --hw cpu1 --python ".runtimes/$rt/bin/python"
 done
 # TensorFlow 2.21 (collector/tf_worker.py, the Keras zoo of collector/tf_zoo.py, graphs of collector/tf_export.py
 # in data/graphs/tf): its fingerprint, every Keras network at its smallest input, batch 1 and 4, SGD and
@@ -126,6 +135,11 @@ if [ -n "$TFALL" ]; then
 else
 	echo "== runtime tf-2.21.0 is not installed (scripts/setup.sh): skipped"
 fi
+# The expensive rest of both PyTorch fingerprints (the configurations measured above are skipped).
+fingerprint --hw cpu1
+for rt in torch-2.15.0; do
+	[ -x ".runtimes/$rt/bin/python" ] && OUT="data/$rt/dataset.csv" fingerprint --hw cpu1 --python ".runtimes/$rt/bin/python"
+done
 [ -n "$GEN" ] && generated 1000 --hw cpu1 --batch 4
 # The other runtimes' wider rows (issue "Frameworks": 1,500 ok rows each, a third of them on two threads): each
 # fingerprint again on two threads (a machine id and profile of its own), then one thread at every valid size,
