@@ -21,7 +21,7 @@ import sys
 from collections import defaultdict
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ABACUS = os.path.join(ROOT, "build", "release", "abacus")
+ABACUS = os.environ.get("ABACUS", os.path.join(ROOT, "build", "release", "abacus"))  # ABACUS=PATH: another build
 
 
 def predict(args):
