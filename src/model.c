@@ -655,8 +655,26 @@ int ab_model_fit_time(ab_model *m, const ab_examples *ex, const size_t *idx, siz
 				sel[k++] = idx[i];
 		m->use_calib[h] = 1;
 		memcpy(m->coef[h], pooled, sizeof pooled);
-		if (k < AB_MIN_HW_ROWS)
+		if (k < AB_MIN_HW_ROWS) {
+			/* Too few rows for coefficients of its own, enough for one factor: the all-rows rates at a
+			 * speed index carry a machine only as far as its balance of kernels resembles the others'. A
+			 * new machine's first 14 PyTorch 2 rows (Intel family 6 model 167: fast products, slow memory)
+			 * came out 2.6× faster than measured at the pooled rates, and the trees, which do not see the
+			 * hardware id, learned that residual for every machine's rows of those networks (random split:
+			 * the family 25 machine's PyTorch 2 rows 7.9 -> 11.1 %). */
+			if (k >= AB_MIN_SCALE_ROWS) {
+				size_t q = 0;
+				for (size_t i = 0; i < k; i++) {
+					double b = time_base(m, ex, sel[i], ex->calib[sel[i]]);
+					if (b > 0 && ex->time[sel[i]] > 0)
+						v[q++] = ex->time[sel[i]] / b;
+				}
+				double f = q ? ab_quantile(v, q, 0.5) : 1;
+				for (int j = 0; j < AB_TIME_TERMS && q && f > 0 && isfinite(f); j++)
+					m->coef[h][j] *= f;
+			}
 			continue;
+		}
 		/* On one thread activation arithmetic (AB_TERM_ARITH) is priced at its measured nanoseconds, at the
 		 * hardware's median speed: fitted freely it came out 0 whenever the networks that have much of it
 		 * (csp_mish's Mish) were left out, and such a network was then priced 45 % fast unseen. */

@@ -29,6 +29,8 @@ void ab_hw_key(char *buf, size_t len, const struct ab_runtime *rt, const char *h
 #define AB_MIN_NOISE_PAIRS 10 /* repeated pairs a hardware id needs for its rows to be weighted by their noise */
 #define AB_MIN_HW_ROWS 30 /* fewer rows of a hardware id: its time coefficients are the all-rows fit */
 #define AB_MIN_TERM_ROWS 10 /* fewer rows of a hardware id that a term prices: that term keeps the all-rows rate */
+#define AB_MIN_SCALE_ROWS 3 /* a hardware id with fewer than AB_MIN_HW_ROWS rows but this many: the all-rows rates
+                             * times the median of its rows' measured / priced time */
 #define AB_TERM_SUPPORT_SHARE 0.05 /* the share of a row's time that counts it as a row the term prices */
 /* The analytic time terms (model.c ab_time_terms says what each counts and why): named, never numbered,
  * because the bundle, the tests and the profile's rates all refer to them. A new term goes before

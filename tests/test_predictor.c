@@ -321,6 +321,24 @@ static char *two_hw_csv(void)
 	return out;
 }
 
+/* Synthetic examples of n rows on n_hw two-thread hardware ids over the caller's arrays (terms zeroed by the
+ * caller), idx[r] = r: the time fit needs nothing else. */
+static ab_examples synthetic_rows(size_t n, int n_hw, double *terms, double *time, double *calib, int *hw, size_t *idx)
+{
+	ab_examples ex = { 0 };
+	ex.n = n;
+	ex.terms = terms;
+	ex.time = time;
+	ex.calib = calib;
+	ex.hw = hw;
+	ex.n_hw = n_hw;
+	for (int h = 0; h < n_hw; h++)
+		ex.hw_threads[h] = 2;
+	for (size_t r = 0; r < n; r++)
+		idx[r] = r;
+	return ex;
+}
+
 /* A hardware id whose rows never exercise a term keeps the all-rows rate for it. Synthetic rows priced
  * exactly by two terms: "cpu1" has 40 rows with convolutions and recurrent steps, "cpu2" 40 rows at half
  * the speed with convolutions only, and (a held-out family's case) 5 with recurrent steps, fewer than
@@ -331,19 +349,11 @@ void test_predictor_borrowed_terms(void)
 {
 	enum { N = 85, K = AB_TIME_TERMS };
 	const double c_conv = 2e-11, c_rnn = 3e-6;
-	ab_examples ex = { 0 };
 	double terms[N * K] = { 0 }, time[N], calib[N];
 	int hw[N];
 	size_t idx[N];
-	ex.n = N;
-	ex.terms = terms;
-	ex.time = time;
-	ex.calib = calib;
-	ex.hw = hw;
-	ex.n_hw = 2;
-	ex.hw_threads[0] = ex.hw_threads[1] = 2;
+	ab_examples ex = synthetic_rows(N, 2, terms, time, calib, hw, idx);
 	for (int r = 0; r < N; r++) {
-		idx[r] = (size_t)r;
 		hw[r] = r >= 40;
 		calib[r] = hw[r] ? 0.02 : 0.01;
 		terms[r * K + AB_TERM_CONV] = 1e9 * (1 + r % 7);
@@ -366,6 +376,43 @@ void test_predictor_borrowed_terms(void)
 	/* the all-rows rate: cpu1's 40 exact rows outweigh cpu2's 5 slow ones (free: 3 × c_rnn) */
 	CHECK(m.coef[1][AB_TERM_RNN_STEPS] > 0.9 * c_rnn);
 	CHECK(m.coef[1][AB_TERM_RNN_STEPS] < 1.5 * c_rnn);
+}
+
+/* A hardware id with too few rows for coefficients of its own (AB_MIN_SCALE_ROWS <= rows < AB_MIN_HW_ROWS)
+ * gets the all-rows rates times its rows' median measured / priced time: "cpu1" has 40 rows exactly at
+ * c_conv per FLOP and speed index; "cpu2" 12 rows at 2.5× that (a machine whose speed index flatters it), one
+ * of them 10× off (the median ignores it); "cpu3" 2 rows, too few for even a factor: the all-rows rates. */
+void test_predictor_few_rows_factor(void);
+void test_predictor_few_rows_factor(void)
+{
+	enum { N = 54, K = AB_TIME_TERMS };
+	const double c_conv = 2e-11;
+	double terms[N * K] = { 0 }, time[N], calib[N];
+	int hw[N];
+	size_t idx[N];
+	ab_examples ex = synthetic_rows(N, 3, terms, time, calib, hw, idx);
+	for (int r = 0; r < N; r++) {
+		hw[r] = r < 40 ? 0 : r < 52 ? 1 : 2;
+		calib[r] = 0.01;
+		terms[r * K + AB_TERM_CONV] = 1e9 * (1 + r % 7);
+		double slow = hw[r] == 1 ? (r == 45 ? 25.0 : 2.5) : 1.0;
+		time[r] = slow * calib[r] * c_conv * terms[r * K + AB_TERM_CONV];
+	}
+	ab_model m;
+	abacus_error err;
+	CHECK_EQ_I64(ab_model_fit_time(&m, &ex, idx, N, &err), 0);
+	if (getenv("ABACUS_TEST_VERBOSE"))
+		printf("  conv rate cpu1 %g cpu2 %g cpu3 %g\n", m.coef[0][AB_TERM_CONV], m.coef[1][AB_TERM_CONV],
+		       m.coef[2][AB_TERM_CONV]);
+	/* the all-rows fit on relative error: cpu1's 40 rows at c_conv, cpu2's 12 at 2.5×, cpu3's 2 at c_conv */
+	double pooled = m.coef[2][AB_TERM_CONV];
+	CHECK(pooled > c_conv && pooled < 2.5 * c_conv);
+	CHECK(fabs(m.coef[0][AB_TERM_CONV] / c_conv - 1) < 1e-6);
+	/* cpu2: the pooled rate times the median of its 12 rows' ratios to it, which is 2.5 c_conv / pooled */
+	CHECK(fabs(m.coef[1][AB_TERM_CONV] / (2.5 * c_conv) - 1) < 1e-6);
+	for (int j = 0; j < K; j++)
+		if (j != AB_TERM_CONV && m.coef[2][j] > 0)
+			CHECK(fabs(m.coef[1][j] / m.coef[2][j] - 2.5 * c_conv / pooled) < 1e-6);
 }
 
 /* small.csv's rows as if measured on PyTorch 2.15: a runtime column, every time × `factor`. */
