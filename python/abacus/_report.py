@@ -85,6 +85,9 @@ class Estimate:
     unknown_ops: List[str]
     machine: Optional[str] = None
     timeline: List[MemoryStep] = dataclasses.field(default_factory=list)  # the simulated iteration, step by step
+    # How far the network lies from the predictor's training graphs (0 for one it was trained on; >= 0.2:
+    # unlike them, and the intervals are wider): `abacus predict`'s "distance from the training graphs".
+    novelty: float = 0.0
 
     @property
     def peak_step(self) -> Optional[MemoryStep]:
@@ -105,7 +108,7 @@ class Estimate:
                    forward_flops=tot.forward_flops, backward_flops=tot.backward_flops, calib_s=pr.calib_s,
                    time_analytic_s=pr.time_analytic_s, optimizer_step_share=step, layers=layers,
                    top_layers=by_time, top_activation_layers=by_saved, unknown_ops=unknown,
-                   machine=str(machine) if machine else None, timeline=list(timeline))
+                   machine=str(machine) if machine else None, timeline=list(timeline), novelty=pr.novelty)
 
     def epoch_s(self, samples: int) -> float:
         """Predicted time of an epoch of `samples` samples (whole batches)."""
@@ -130,7 +133,12 @@ class Estimate:
                f"  time per iteration  {fmt_duration(self.time_s)}   (90 % interval {fmt_duration(lo)} – "
                f"{fmt_duration(hi)})",
                f"  peak memory         {fmt_bytes(self.memory_bytes)}   (90 % interval {fmt_bytes(mlo)} – "
-               f"{fmt_bytes(mhi)})", "", f"memory at the peak{self._peak_label()}:"]
+               f"{fmt_bytes(mhi)})"]
+        if self.novelty > 0:  # as `abacus predict` prints it (cli/cmd_predict.c)
+            out.append(f"  distance from the training graphs {self.novelty:.3f}"
+                       + (" (unlike the networks the predictor learned from: wider intervals)"
+                          if self.novelty >= 0.2 else ""))
+        out += ["", f"memory at the peak{self._peak_label()}:"]
         for key, label in _BREAKDOWN:
             v = self.breakdown[key]
             out.append(f"  {label:<22} {fmt_bytes(v):>12}  {100 * v / self.memory_bytes:5.1f}%")
