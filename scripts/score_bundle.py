@@ -46,6 +46,8 @@ def main(argv):
     lines = []
     for r in rows:
         base = [r["graph"], "--batch", r["batch"], "--optimizer", r["optimizer"]]
+        if r.get("runtime"):  # a PyTorch 2 or TensorFlow row is priced by its runtime's rules and rates
+            base += ["--runtime", r["runtime"]]
         if a.model:
             base += ["--model", a.model]
         T, M = float(r["time_s"]), float(r["memory_bytes"])
