@@ -670,8 +670,9 @@ int ab_model_fit_time(ab_model *m, const ab_examples *ex, const size_t *idx, siz
 						v[q++] = ex->time[sel[i]] / b;
 				}
 				double f = q ? ab_quantile(v, q, 0.5) : 1;
-				for (int j = 0; j < AB_TIME_TERMS && q && f > 0 && isfinite(f); j++)
-					m->coef[h][j] *= f;
+				if (f > 0 && isfinite(f))
+					for (int j = 0; j < AB_TIME_TERMS; j++)
+						m->coef[h][j] *= f;
 			}
 			continue;
 		}

@@ -525,25 +525,6 @@ static char *with_profile_intervals(const char *bundle, const char *line)
  * interval ends lie log(hi/t) / log(t/lo) = 2 apart and a two-thread one's 0.25 (the widening multiplies
  * both ends alike); a bundle of before (three fields) gives both the one pair; four or five fields are an
  * error. */
-/* profile_text's profile with one rate multiplied by `factor`. */
-static abacus_machine *profile_with_rate(char *buf, size_t len, const char *rate, double factor)
-{
-	profile_text(buf, len, "mA", 1.0);
-	abacus_machine *m = NULL;
-	abacus_error err;
-	CHECK(abacus_machine_load(&m, buf, strlen(buf), &err) == 0);
-	if (m) {
-		int k = -1;
-		for (size_t i = 0; i < abacus_machine_n_rates(); i++)
-			if (!strcmp(abacus_machine_rate_name(i), rate))
-				k = (int)i;
-		CHECK(k >= 0);
-		if (k >= 0)
-			m->rate[k] *= factor;
-	}
-	return m;
-}
-
 /* On one thread a profile prices depthwise convolutions at its own depthwise rate: their share of the
  * dense-convolution term (mobilenet_v2: a hand-checkable share, its depthwise FLOPs weighted as
  * AB_TORCH_DW_DENSE_RATIO dense ones) moves with conv_depthwise and not with conv_dense, linearly; a network
@@ -555,13 +536,16 @@ void test_profile_depthwise_rate(void)
 	CHECK(three_machines(&d) == 0);
 	if (!d)
 		return;
-	char t0[4096], t1[4096], t2[4096];
+	char t0[4096], tb[4096], t1[4096], t2[4096];
 	abacus_error err;
-	abacus_machine *base = profile_machine(t0, sizeof t0, "mA", 1.0), *ms[2] = { base, NULL };
-	char tb[4096];
-	ms[1] = profile_machine(tb, sizeof tb, "mB", 2.0);
-	abacus_machine *dw2 = profile_with_rate(t1, sizeof t1, "conv_depthwise", 2.0);
-	abacus_machine *dw3 = profile_with_rate(t2, sizeof t2, "conv_depthwise", 3.0);
+	abacus_machine *base = profile_machine(t0, sizeof t0, "mA", 1.0);
+	abacus_machine *ms[2] = { base, profile_machine(tb, sizeof tb, "mB", 2.0) };
+	/* mA again with its depthwise rate alone 2× and 3× */
+	abacus_machine *dw2 = profile_machine(t1, sizeof t1, "mA", 1.0), *dw3 = profile_machine(t2, sizeof t2, "mA", 1.0);
+	if (dw2)
+		dw2->rate[AB_RATE_CONV_DEPTHWISE] *= 2;
+	if (dw3)
+		dw3->rate[AB_RATE_CONV_DEPTHWISE] *= 3;
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
 	o.rounds = 30;
 	o.machines = (const abacus_machine *const *)ms;
