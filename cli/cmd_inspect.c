@@ -168,10 +168,10 @@ static void print_json(const char *file, const abacus_graph *g, const abacus_ana
 	fprintf(f,
 	        "  \"memory\": {\"weights\": %lld, \"buffers\": %lld, \"optimizer\": %lld, \"inputs\": %lld, "
 	        "\"gradients\": %lld, \"activations\": %lld, \"workspace\": %lld, \"peak\": %lld, \"persistent\": %lld, "
-	        "\"saved\": %lld},\n",
+	        "\"saved\": %lld, \"held_peak\": %lld},\n",
 	        (long long)m->weights, (long long)m->buffers, (long long)m->optimizer, (long long)m->inputs,
 	        (long long)m->gradients, (long long)m->activations, (long long)m->workspace, (long long)m->peak,
-	        (long long)m->persistent, (long long)m->saved);
+	        (long long)m->persistent, (long long)m->saved, (long long)m->held_peak);
 	if (abacus_analysis_n_memory_steps(a)) {
 		fprintf(f, "  ");
 		cli_json_peak_step(f, a);
@@ -252,6 +252,7 @@ static void print_table(const char *file, const abacus_graph *g, const abacus_an
 		{ "inputs + targets", m->inputs }, { "gradients (at peak)", m->gradients },
 		{ "saved activations (at peak)", m->activations }, { "workspace (at peak)", m->workspace },
 		{ "peak", m->peak }, { "persistent", m->persistent }, { "saved at end of forward", m->saved },
+		{ "peak, forward locals held", m->held_peak },
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		fmt_bytes(b1, sizeof b1, (double)rows[i].v);

@@ -210,6 +210,11 @@ typedef struct abacus_memory {
 	int64_t peak;            /* the largest live total during the iteration */
 	int64_t persistent;      /* live at the start of a steady-state iteration (weights+buffers+optimizer+inputs) */
 	int64_t saved;           /* activations saved for backward at the end of the forward pass */
+	/* The peak if every value an operation in a hand-written forward's own body makes lived until that
+	 * forward returned (bound to a local name or a list there, which a graph file cannot show; an eager
+	 * runtime's, else = peak): never below peak. The memory interval's upper end moves from peak toward it
+	 * the farther a network is from the training graphs (abacus_prediction.novelty). */
+	int64_t held_peak;
 } abacus_memory;
 
 /* The simulated iteration as a sequence of steps, in the order they run: each layer's forward (in the order
@@ -507,6 +512,8 @@ typedef struct abacus_eval_point {
 	double time_lo_s, time_hi_s;                 /* the 90 % interval (lomachine, lomo; else 0) */
 	double memory_lo_bytes, memory_hi_bytes;     /* memory's 90 % interval (lomachine, lomo; else 0) */
 	double novelty;          /* the row's distance from its fold's training graphs (abacus_prediction.novelty) */
+	double memory_held_bytes; /* the simulated peak with hand-written forwards' values held
+	                          * (abacus_memory.held_peak), toward which memory_hi_bytes moves with novelty */
 } abacus_eval_point;
 
 /* The same scores split by hardware id: the predictor's time error on that id's rows, and the noise

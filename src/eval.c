@@ -179,8 +179,10 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		pts[k].time_lo_s = m.has_intervals ? t_adj * exp(qt[0] * st) : 0;
 		pts[k].time_hi_s = m.has_intervals ? t_adj * exp(qt[1] * st) : 0;
 		pts[k].memory_lo_bytes = m.has_intervals ? mem * exp(m.q_mem[0] * sm_lo) : 0;
-		pts[k].memory_hi_bytes = m.has_intervals ? mem * exp(m.q_mem[1] * sm_hi) : 0;
+		double hf = ab_novelty_held_factor(&m.nov, nov, ex->peak[r], ex->held_peak[r]);
+		pts[k].memory_hi_bytes = m.has_intervals ? mem * hf * exp(m.q_mem[1] * sm_hi) : 0;
 		pts[k].memory_base_bytes = ex->peak[r];
+		pts[k].memory_held_bytes = ex->held_peak[r];
 		pts[k].novelty = nov;
 		net_t[ex->net[r]] += errs[E_TIME][k];
 		net_m[ex->net[r]] += errs[E_MEM][k];
@@ -437,7 +439,8 @@ static int lomo_intervals(abacus_eval_point *pts, const int *pt_net, size_t n, i
 				p->time_lo_s = p->time_pred_s * exp(qt[0] * st);
 				p->time_hi_s = p->time_pred_s * exp(qt[1] * st);
 				p->memory_lo_bytes = p->memory_pred_bytes * exp(qm[0] * (1 + nv.widen_m[0] * o->d));
-				p->memory_hi_bytes = p->memory_pred_bytes * exp(qm[1] * (1 + nv.widen_m[1] * o->d));
+				double hf = ab_novelty_held_factor(&nv, o->d, p->memory_base_bytes, p->memory_held_bytes);
+				p->memory_hi_bytes = p->memory_pred_bytes * hf * exp(qm[1] * (1 + nv.widen_m[1] * o->d));
 			}
 		}
 	}

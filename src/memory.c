@@ -42,6 +42,10 @@ typedef struct sim {
 	int64_t early;         /* SGD's momentum products made at the step's start, not yet consumed by an update */
 	int momentum_early;    /* the runtime's step.sgd_momentum_early applies (SGD) */
 	int64_t step_peak;     /* the largest live total since the current step began */
+	/* step.eager_locals: bytes the forward freed at their last use that a hand-written forward's local names
+	 * may still hold (held_scopes), per forward position the bytes whose forward returns there (release), and
+	 * the largest live total with them (held_peak). */
+	int64_t held, held_peak, *release;
 	abacus_memory_step *ev; /* the steps so far (abacus_memory_step, live beyond the persistent state) */
 	size_t n_ev, cap_ev;
 } sim;
@@ -400,6 +404,8 @@ typedef struct storages {
 	unsigned char *part;     /* per tensor: a part of its storage made by a Split (AB_OP_PARTS), or a view of one */
 	unsigned char *tgrad;    /* per such part: its own gradient is held */
 	int64_t *gpart;          /* per storage: bytes of its parts' gradients held, not yet concatenated */
+	int *held_until;         /* per layer: held_scopes's forward position, -1 when none; NULL: not eager */
+	int *hold;               /* per storage: the latest held_until of the layers that made it or a view of it */
 } storages;
 
 static void storages_free(storages *st)
@@ -418,6 +424,8 @@ static void storages_free(storages *st)
 	ab_free(st->part);
 	ab_free(st->tgrad);
 	ab_free(st->gpart);
+	ab_free(st->held_until);
+	ab_free(st->hold);
 }
 
 static int storages_alloc(storages *st, size_t nt)
@@ -436,13 +444,15 @@ static int storages_alloc(storages *st, size_t nt)
 	st->part = ab_calloc(nt, 1);
 	st->tgrad = ab_calloc(nt, 1);
 	st->gpart = ab_calloc(nt, sizeof *st->gpart);
-	if (!st->sid || !st->uses || !st->saved_refs || !st->alive || !st->pinned || !st->grad || !st->gmean ||
+	st->hold = ab_malloc(nt * sizeof *st->hold);
+	if (!st->hold || !st->sid || !st->uses || !st->saved_refs || !st->alive || !st->pinned || !st->grad || !st->gmean ||
 	    !st->gstrided || !st->gbuf || !st->gref || !st->pstamp || !st->part || !st->tgrad || !st->gpart)
 		return -1;
 	for (size_t t = 0; t < nt; t++) {
 		st->sid[t] = (int)t;
 		st->gbuf[t] = (int)t;
 		st->pstamp[t] = -1;
+		st->hold[t] = -1;
 	}
 	return 0;
 }
@@ -656,6 +666,88 @@ static int64_t handles(const abacus_analysis *a, size_t L, int ns)
 	return a->costs[L].graph_bytes ? 0 : (int64_t)ns * a->rt->step.handle_bytes;
 }
 
+/* A scope of held_scopes: a node-name prefix ending before one of its '/'. */
+typedef struct scope {
+	const char *name;
+	size_t len;
+	int last;               /* the forward position of the last layer in it or below it */
+	unsigned char child;    /* some layer's scope lies below it: a hand-written forward's body */
+} scope;
+
+static uint64_t scope_hash(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603u;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+	return h ^ len;
+}
+
+static scope *scope_find(scope *tab, size_t mask, const char *s, size_t len)
+{
+	for (size_t i = scope_hash(s, len) & mask;; i = (i + 1) & mask)
+		if (!tab[i].name || (tab[i].len == len && !memcmp(tab[i].name, s, len))) {
+			tab[i].name = s;
+			tab[i].len = len;
+			return &tab[i];
+		}
+}
+
+/* The scope of a PyTorch exporter's node name ("/layer1/layer1.0/Add": the module layer1.0's forward; "/Sub":
+ * the model's own), as the length of its prefix before the last '/', or -1 for a name of another form. */
+static long name_scope(const char *nm)
+{
+	if (!nm || nm[0] != '/')
+		return -1;
+	return (long)(strrchr(nm, '/') - nm);
+}
+
+/* What Python names in hand-written forwards may hold (step.eager_locals). PyTorch's exporter names each node
+ * after the module whose forward ran it, so a scope with scopes below it is a forward written by hand (a
+ * block's, the model's: "/Sub" beside "/enc/enc.0/Conv"), and a value that its own body's operations make may
+ * be bound to a local name or put in a list there (`dist = ...; idx = dist.argmin(1)`), alive after its
+ * last use until that forward returns; a module with no scopes below (a Conv, a decomposed norm) returns what
+ * it makes. The outside set's VQ autoencoder held its 576×256 codebook distances through its decoder (the
+ * allocator tracker, 96×96 batch 1: live 0.9 MB above the simulation there, peak 10 % above it) and HRNet a
+ * list of upsampled branches through its head; which values have names the file cannot say, so these
+ * bytes go to the interval's upper end (abacus_memory.held_peak), not to the prediction. held_until[L]: the
+ * forward position of the last layer in L's scope when that scope is a hand-written body, else -1. */
+static int held_scopes(const abacus_analysis *a, const size_t *ord, int *held_until)
+{
+	size_t n = 0, cap = 1;
+	for (size_t L = 0; L < a->n_layers; L++) {
+		held_until[L] = -1;
+		const char *nm = a->g->nodes[a->layer_node[L]].name;
+		if (name_scope(nm) >= 0)
+			for (const char *c = nm; *c; c++)
+				n += *c == '/';
+	}
+	while (cap < 2 * n + 2)
+		cap *= 2;
+	scope *tab = ab_calloc(cap, sizeof *tab);
+	if (!tab)
+		return -1;
+	for (size_t p = 0; p < a->n_layers; p++) {
+		const char *nm = a->g->nodes[a->layer_node[ord[p]]].name;
+		long sc = name_scope(nm);
+		for (long i = 0; sc >= 0 && i <= sc; i++)
+			if (nm[i] == '/') {
+				scope *e = scope_find(tab, cap - 1, nm, (size_t)i);
+				e->last = (int)p;
+				e->child |= i < sc;
+			}
+	}
+	for (size_t L = 0; L < a->n_layers; L++) {
+		const char *nm = a->g->nodes[a->layer_node[L]].name;
+		long sc = name_scope(nm);
+		if (sc >= 0) {
+			const scope *e = scope_find(tab, cap - 1, nm, (size_t)sc);
+			held_until[L] = e->child ? e->last : -1;
+		}
+	}
+	ab_free(tab);
+	return 0;
+}
+
 static void forward_pass(const abacus_analysis *a, storages *st, sim *s, const size_t *ord)
 {
 	const abacus_graph *g = a->g;
@@ -665,7 +757,12 @@ static void forward_pass(const abacus_analysis *a, storages *st, sim *s, const s
 		const ab_node *n = &g->nodes[a->layer_node[L]];
 		const ab_cost *k = &a->costs[L];
 		int sv[MAX_SAVED], ns = saved_list(a, L, st->reach, sv);
+		int64_t held0 = s->held;
 		begin_step(s);
+		if (st->held_until)
+			for (int o = 0; o < n->n_out; o++)
+				if (n->out[o] >= 0 && st->held_until[L] > st->hold[sid[n->out[o]]])
+					st->hold[sid[n->out[o]]] = st->held_until[L];
 		/* Outputs that nobody reads and nothing saves (BatchNorm's running statistics, which PyTorch
 		 * updates in place; Dropout's bool mask, which the CPU path never makes) are not allocated, nor
 		 * the intermediates of a decomposed operator (fused_internal). */
@@ -705,6 +802,10 @@ static void forward_pass(const abacus_analysis *a, storages *st, sim *s, const s
 			    is_activation(a, sd)) {
 				st->alive[sd] = 0;
 				sub(s, NULL, bytes(&a->shapes[sd]));
+				if (st->held_until && st->hold[sd] > (int)step) {
+					s->held += bytes(&a->shapes[sd]);
+					s->release[st->hold[sd]] += bytes(&a->shapes[sd]);
+				}
 			}
 		}
 		/* Outputs nobody reads (e.g. BatchNorm's running statistics, an unused mask) die at once. */
@@ -715,6 +816,10 @@ static void forward_pass(const abacus_analysis *a, storages *st, sim *s, const s
 				sub(s, NULL, bytes(&a->shapes[t]));
 			}
 		}
+		if (s->step_peak + held0 > s->held_peak)
+			s->held_peak = s->step_peak + held0;
+		if (st->held_until)
+			s->held -= s->release[step];
 		end_step(s, ABACUS_PHASE_FORWARD, (int64_t)L);
 	}
 }
@@ -1039,12 +1144,16 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	unsigned char *done = ab_calloc(a->n_layers + 1, 1), *reach = ab_calloc(a->n_layers + 1, 1);
 	unsigned char *gc = ab_calloc((size_t)g->n_tensors + 1, 1), *copies = ab_calloc(a->n_layers + 1, 1);
 	unsigned char *late = ab_calloc(a->n_layers + 1, 1);
+	int eager = a->rt->step.eager_locals;
+	int64_t *release = eager ? ab_calloc(a->n_layers + 1, sizeof *release) : NULL;
+	st.held_until = eager ? ab_malloc((a->n_layers + 1) * sizeof *st.held_until) : NULL;
 	/* Steps: each layer's forward, the loss, each layer's backward and its late weight gradients, the step. */
 	size_t cap_ev = 3 * a->n_layers + 2;
 	abacus_memory_step *ev = ab_malloc(cap_ev * sizeof *ev);
 	if (storages_alloc(&st, (size_t)g->n_tensors + 1) || !ord || !base || !pos || !done || !reach || !gc || !copies ||
-	    !late || !ev) {
+	    !late || !ev || (eager && (!release || !st.held_until))) {
 		ab_free(ev);
+		ab_free(release);
 		storages_free(&st);
 		ab_free(ord);
 		ab_free(base);
@@ -1070,6 +1179,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	s.gbuf = st.gbuf;
 	s.gref = st.gref;
 	s.pstamp = st.pstamp;
+	s.release = release;
 	s.layer = -1;
 	s.eager = a->cfg.optimizer == ABACUS_OPT_ADAM && a->rt->step.adam_update_in_backward;
 	s.momentum_early = a->cfg.optimizer == ABACUS_OPT_SGD && a->rt->step.sgd_momentum_early;
@@ -1077,6 +1187,10 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	base_order(a, base, pos);
 	layer_order(a, base, done, ord);
 	grad_reach(a, ord, reach, gc);
+	if (eager && held_scopes(a, ord, st.held_until)) {
+		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+		goto out;
+	}
 	/* SGD's momentum products (step.sgd_momentum_early): one per parameter, from before the forward. */
 	if (s.momentum_early) {
 		s.early = m->weights;
@@ -1123,6 +1237,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	m->activations = s.at_peak.activations;
 	m->workspace = s.at_peak.workspace;
 	m->peak = m->persistent + s.peak;
+	m->held_peak = m->persistent + (s.held_peak > s.peak ? s.held_peak : s.peak);
 	for (size_t i = 0; i < s.n_ev; i++) {
 		ev[i].peak += m->persistent;
 		ev[i].live += m->persistent;
@@ -1133,6 +1248,7 @@ int ab_simulate_memory(abacus_analysis *a, abacus_error *err)
 	ev = NULL;
 out:
 	ab_free(ev);
+	ab_free(release);
 	storages_free(&st);
 	ab_free(ord);
 	ab_free(base);

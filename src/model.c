@@ -46,6 +46,7 @@ void ab_examples_free(ab_examples *ex)
 	ab_free(ex->calib);
 	ab_free(ex->flops);
 	ab_free(ex->peak);
+	ab_free(ex->held_peak);
 	ab_free(ex->terms);
 	ab_free(ex->dw);
 	ab_free(ex->hw);
@@ -187,6 +188,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 	ex->calib = ab_malloc(cap * sizeof(double));
 	ex->flops = ab_malloc(cap * sizeof(double));
 	ex->peak = ab_malloc(cap * sizeof(double));
+	ex->held_peak = ab_malloc(cap * sizeof(double));
 	ex->terms = ab_malloc(cap * AB_TIME_TERMS * sizeof(double));
 	ex->dw = ab_malloc(cap * 2 * sizeof(double));
 	ex->hw = ab_malloc(cap * sizeof(int));
@@ -198,7 +200,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 	char **paths = ab_calloc(cap, sizeof *paths);
 	int n_graphs = 0;
 	ab_names gmap = { 0 };
-	if (!ex->X || !ex->time || !ex->mem || !ex->calib || !ex->flops || !ex->peak || !ex->terms || !ex->dw || !ex->hw ||
+	if (!ex->X || !ex->time || !ex->mem || !ex->calib || !ex->flops || !ex->peak || !ex->held_peak || !ex->terms || !ex->dw || !ex->hw ||
 	    !ex->net || !ex->rows || !ex->nets || !graphs || !paths || ab_names_init(&gmap, cap)) {
 		rc = ab_err(err, ABACUS_ENOMEM, "", "out of memory");
 		goto out;
@@ -265,6 +267,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 			ab_time_terms(ex->terms + k * AB_TIME_TERMS, a, threads);
 			ab_time_conv_depthwise(ex->dw + 2 * k, ex->terms + k * AB_TIME_TERMS, a, threads);
 			ex->peak[k] = (double)abacus_analysis_memory(a)->peak;
+			ex->held_peak[k] = (double)abacus_analysis_memory(a)->held_peak;
 			abacus_analysis_free(a);
 			if (rc)
 				goto out;

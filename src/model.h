@@ -65,6 +65,7 @@ typedef struct ab_examples {
 	int d;                 /* features per row: the graph schema + hardware threads */
 	double *X;             /* n × d */
 	double *time, *mem, *calib, *flops, *peak;
+	double *held_peak;     /* the simulated peak with hand-written forwards' values held (abacus_memory.held_peak) */
 	double *terms;         /* n × AB_TIME_TERMS analytic time terms */
 	double *dw;            /* n × 2: the depthwise part of each row's CONV term (ab_time_conv_depthwise) */
 	int *hw, *net;         /* indices into hw_ids / nets */
@@ -143,6 +144,12 @@ int ab_novelty_add(ab_novelty *nv, const double *c, abacus_error *err); /* one c
 /* The distance of feature vector x's composition from the nearest reference (0 without references). */
 double ab_novelty_distance(const ab_novelty *nv, const double *x);
 double ab_novelty_mem_weight(const ab_novelty *nv, double d);
+/* The memory interval's upper end starts from peak + w × (held_peak − peak) (memory.c held_scopes), w the
+ * complement of the memory correction's weight: near the training graphs their measured residuals already
+ * say what Python names hold; where the correction fades, the upper end assumes they hold everything. */
+double ab_novelty_held_weight(const ab_novelty *nv, double d);
+/* That starting point, as a factor of the simulated peak. */
+double ab_novelty_held_factor(const ab_novelty *nv, double d, double peak, double held_peak);
 /* A memory log residual r at distance d scaled back to distance 0 (divided by its side's widening). */
 double ab_novelty_mem_z(const ab_novelty *nv, double r, double d);
 /* Fits widen_t and time's quantiles on out-of-fold rows o[0..n), mem_tau, widen_m and memory's on the first

@@ -69,6 +69,11 @@ typedef struct ab_step_memory {
 	 * out permuted, and the kernels that need their output's gradient row-major copy it first (1/0; memory.c
 	 * permuted_view, strided_grad_copies). 0: views are no tensors (TensorFlow's transposes are copies). */
 	int strided_view_grads;
+	/* The forward is Python code run eagerly (1/0): a value an operation in a hand-written forward's own body
+	 * makes may be bound to a local name (or a list) there and live until that forward returns, past its last
+	 * use, where the graph file cannot say which (memory.c held_scopes: abacus_memory.held_peak, the upper end
+	 * of the memory interval). 0: a traced program (TensorFlow's tf.function) frees at the last use. */
+	int eager_locals;
 	int64_t node_bytes;   /* host memory of one operation's autograd record (a layer a gradient reaches),
 	                       * from its forward until the graph dies after the step */
 	int64_t handle_bytes; /* per activation a layer saves: its saved-tensor handle, to its backward */
@@ -191,7 +196,7 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
  * (runtime_torch_cpu.c explains each). */
 #define AB_TORCH_STEP_MEMORY_FIELDS                                                                       \
 	.ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2,     \
-	.program_order = 1, .strided_view_grads = 1,                                                          \
+	.program_order = 1, .strided_view_grads = 1, .eager_locals = 1,                                                       \
 	.node_bytes = 700, .handle_bytes = 400, .param_tensor_bytes = 580, .buffer_tensor_bytes = 360,           \
 	.grad_tensor_bytes = 775, .sgd_state_bytes = 380, .adam_state_bytes = 1250
 #define AB_TORCH_STEP_MEMORY { AB_TORCH_STEP_MEMORY_FIELDS }

@@ -191,6 +191,11 @@ void tb_node(tb_model *m, const char *op, const char *const *in, const char *con
 	PUSH(m, m->graph.n_node, m->graph.node, n);
 }
 
+void tb_name(tb_model *m, const char *name)
+{
+	m->graph.node[m->graph.n_node - 1]->name = str(m, name);
+}
+
 void tb_node_in(tb_model *m, const char *domain, const char *op, const char *const *in, const char *const *out)
 {
 	tb_node(m, op, in, out);

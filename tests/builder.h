@@ -27,6 +27,8 @@ void tb_output(tb_model *m, const char *name);
 void tb_node(tb_model *m, const char *op, const char *const *in, const char *const *out);
 /* A node of a custom domain (its opset, version 1, is imported once: one custom domain per model). */
 void tb_node_in(tb_model *m, const char *domain, const char *op, const char *const *in, const char *const *out);
+/* The last node's name (default "<op>_<index>"), e.g. PyTorch's exporter's "/block/conv/Conv". */
+void tb_name(tb_model *m, const char *name);
 /* Attributes on the last node. */
 void tb_attr_int(tb_model *m, const char *name, int64_t v);
 void tb_attr_ints(tb_model *m, const char *name, int n, const int64_t *v);

@@ -1253,3 +1253,94 @@ void test_torch2_fused_lstm(void)
 		FREE_ANALYSIS();
 	}
 }
+
+/* A VQ-like step whose codebook distances d = h·Wd (B × 4,096: 32,768 B at batch 2) feed only ArgMax, then
+ * a lookup in 64 codes and an add (no gradient reaches Wd; the others' are 4 KiB at most). names[] gives
+ * the nodes' names as PyTorch's exporter writes them: where the distances' MatMul is in a hand-written
+ * forward's body (a scope with scopes below it), a Python name may hold d after ArgMax until that forward
+ * returns (memory.c held_scopes). */
+static tb_model *vq_like(const char *const names[4])
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 16));
+	tb_weight(m, "w", D(16, 16));
+	tb_weight(m, "wd", D(16, 4096));
+	tb_weight(m, "codes", D(64, 16));
+	tb_node(m, "MatMul", L("x", "w"), L("h"));
+	tb_name(m, "/enc/MatMul");
+	tb_node(m, "MatMul", L("h", "wd"), L("d"));
+	tb_name(m, names[0]);
+	tb_node(m, "ArgMax", L("d"), L("k"));
+	tb_attr_int(m, "axis", 1);
+	tb_attr_int(m, "keepdims", 0);
+	tb_name(m, names[1]);
+	tb_node(m, "Gather", L("codes", "k"), L("q"));
+	tb_name(m, names[2]);
+	tb_node(m, "Add", L("q", "h"), L("y"));
+	tb_name(m, names[3]);
+	tb_output(m, "y");
+	return m;
+}
+
+/* The largest peak of the forward steps after ArgMax's, up to and including that of the layer whose node is
+ * named `last`, from the simulated timeline. */
+static int64_t forward_peak_after_argmax(const abacus_analysis *a, const char *last)
+{
+	int64_t best = 0;
+	int after = 0;
+	for (size_t i = 0; i < a->n_msteps; i++) {
+		const abacus_memory_step *e = &a->msteps[i];
+		if (e->phase != ABACUS_PHASE_FORWARD)
+			continue;
+		const ab_node *n = &a->g->nodes[a->layer_node[e->layer]];
+		if (after && e->peak > best)
+			best = e->peak;
+		if (!strcmp(n->op, "ArgMax"))
+			after = 1;
+		if (after && !strcmp(n->name, last))
+			break;
+	}
+	return best;
+}
+
+/* Held Python names (runtime.h step.eager_locals). The model's own body makes d ("/MatMul" beside the
+ * modules "/enc", "/emb"): d stays held through the lookup and the add, so held_peak is the larger of the
+ * peak and the largest forward step after ArgMax plus d's 32,768 B; the backward moves B × 16 tensors and
+ * 4 KiB gradients, so that is above the peak. A body of its own ("/vq/...", ending with its lookup "/vq/emb/Gather") holds d
+ * only until its lookup. Every operation in a module of its own (leaf scopes), TensorFlow's traced step and
+ * nodes with no scope names hold nothing: held_peak = peak. */
+void test_held_locals(void);
+void test_held_locals(void)
+{
+	const int64_t D_BYTES = 2 * 4096 * 4;
+	static const char *const root[4] = { "/MatMul", "/ArgMax", "/emb/Gather", "/Add" };
+	static const char *const block[4] = { "/vq/MatMul", "/vq/ArgMax", "/vq/emb/Gather", "/Add" };
+	static const char *const leaves[4] = { "/proj/MatMul", "/pick/ArgMax", "/emb/Gather", "/mix/Add" };
+	static const char *const plain[4] = { "MatMul_1", "ArgMax_2", "Gather_3", "Add_4" };
+	const struct { const char *const *names; const char *runtime; const char *held_until; } cases[] = {
+		{ root, NULL, "/Add" }, { root, "torch-2.15.0", "/Add" }, { block, NULL, "/vq/emb/Gather" },
+		{ root, "tf-2.21.0", NULL }, { leaves, NULL, NULL }, { plain, NULL, NULL },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		abacus_config cfg = ABACUS_CONFIG_INIT;
+		cfg.batch = 2;
+		cfg.runtime = cases[c].runtime;
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze_cfg(vq_like(cases[c].names), &cfg, &g, &err);
+		CHECK(a != NULL);
+		if (!a) {
+			fprintf(stderr, "  analysis failed: %s\n", err.msg);
+			continue;
+		}
+		const abacus_memory *mem = abacus_analysis_memory(a);
+		if (cases[c].held_until) {
+			int64_t fwd = forward_peak_after_argmax(a, cases[c].held_until) + D_BYTES;
+			CHECK(fwd > mem->peak);
+			CHECK_EQ_I64(mem->held_peak, fwd);
+		} else {
+			CHECK_EQ_I64(mem->held_peak, mem->peak);
+		}
+		FREE_ANALYSIS();
+	}
+}

@@ -858,6 +858,23 @@ void test_novelty_asymmetric(void)
 	}
 }
 
+/* The memory interval's upper end moves from the simulated peak toward the peak with Python names held
+ * (ab_novelty_held_factor) as the memory correction fades with distance: with mem_tau 0.2 and held = 1.5 ×
+ * peak, none of the difference at distance 0, 1 − e^-1 = 63.2 % of it at 0.2 (a factor of 1.316), nearly
+ * all far away; a correction that never fades (mem_tau 0) and a held peak not above the peak give 1. */
+void test_novelty_held_factor(void);
+void test_novelty_held_factor(void)
+{
+	ab_novelty nv = { .mem_tau = 0.2 };
+	CHECK(ab_novelty_held_factor(&nv, 0, 1000, 1500) == 1);
+	CHECK(fabs(ab_novelty_held_factor(&nv, 0.2, 1000, 1500) - (1 + 0.5 * (1 - exp(-1)))) < 1e-12);
+	CHECK(fabs(ab_novelty_held_factor(&nv, 0.2, 1000, 1500) - 1.316) < 1e-3);
+	CHECK(ab_novelty_held_factor(&nv, 10, 1000, 1500) > 1.4999);
+	CHECK(ab_novelty_held_factor(&nv, 0.5, 1000, 1000) == 1);
+	nv.mem_tau = 0;
+	CHECK(ab_novelty_held_factor(&nv, 0.5, 1000, 1500) == 1);
+}
+
 /* Memory's fade and quantiles come from the first n_mem residuals alone (ab_model_fit: those of single networks
  * held out), time's from all of them: rows after n_mem whose memory residuals are wild leave memory's fit as
  * it is without them, and do move time's. */

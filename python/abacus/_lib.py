@@ -56,7 +56,7 @@ class Totals(ctypes.Structure):
 
 class Memory(ctypes.Structure):
     _fields_ = [(f, ctypes.c_int64) for f in ("weights", "buffers", "optimizer", "inputs", "gradients",
-                                               "activations", "workspace", "peak", "persistent", "saved")]
+                                               "activations", "workspace", "peak", "persistent", "saved", "held_peak")]
 
 
 class MemoryStep(ctypes.Structure):
