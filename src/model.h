@@ -146,9 +146,8 @@ double ab_novelty_distance(const ab_novelty *nv, const double *x);
 double ab_novelty_mem_weight(const ab_novelty *nv, double d);
 /* The memory interval's upper end starts from peak + w × (held_peak − peak) (memory.c held_scopes), w the
  * complement of the memory correction's weight: near the training graphs their measured residuals already
- * say what Python names hold; where the correction fades, the upper end assumes they hold everything. */
-double ab_novelty_held_weight(const ab_novelty *nv, double d);
-/* That starting point, as a factor of the simulated peak. */
+ * say what Python names hold; where the correction fades, the upper end assumes they hold everything.
+ * Returns that starting point as a factor of the simulated peak. */
 double ab_novelty_held_factor(const ab_novelty *nv, double d, double peak, double held_peak);
 /* A memory log residual r at distance d scaled back to distance 0 (divided by its side's widening). */
 double ab_novelty_mem_z(const ab_novelty *nv, double r, double d);

@@ -152,14 +152,9 @@ double ab_novelty_mem_weight(const ab_novelty *nv, double d)
 	return nv->mem_tau > 0 ? exp(-d / nv->mem_tau) : 1;
 }
 
-double ab_novelty_held_weight(const ab_novelty *nv, double d)
-{
-	return 1 - ab_novelty_mem_weight(nv, d);
-}
-
 double ab_novelty_held_factor(const ab_novelty *nv, double d, double peak, double held_peak)
 {
-	return peak > 0 && held_peak > peak ? 1 + ab_novelty_held_weight(nv, d) * (held_peak / peak - 1) : 1;
+	return peak > 0 && held_peak > peak ? 1 + (1 - ab_novelty_mem_weight(nv, d)) * (held_peak / peak - 1) : 1;
 }
 
 /* Negative log-likelihood (up to a constant) of z_i = r_i / s_i under a Laplace distribution of scale

@@ -315,7 +315,8 @@ static int vector_and_terms(double *x, size_t cap, double terms[AB_TIME_TERMS], 
 static void fill_prediction(abacus_prediction *out, const abacus_predictor *p, const ab_model *tm, const double *q_time,
                             const double *x, double tb, const abacus_analysis *a)
 {
-	double peak = (double)abacus_analysis_memory(a)->peak, held = (double)abacus_analysis_memory(a)->held_peak;
+	const abacus_memory *mem = abacus_analysis_memory(a);
+	double peak = (double)mem->peak, held = (double)mem->held_peak;
 	/* The distance from the training graphs (novelty.c), to the per-hardware-id model's: the profile-mode
 	 * model's rows are a subset of them, and its widening was fitted on distances of the same kind. */
 	double nov = ab_novelty_distance(&p->m.nov, x);
@@ -329,7 +330,7 @@ static void fill_prediction(abacus_prediction *out, const abacus_predictor *p, c
 	out->memory_bytes = (int64_t)llround(peak * exp(fm));
 	out->memory_lo_bytes = (int64_t)llround(peak * exp(fm + p->m.q_mem[0] * sm_lo));
 	/* The upper end from the peak with what hand-written forwards' local names may hold (memory.c held_scopes),
-	 * as far as the training graphs' residuals do not already say it (ab_novelty_held_weight). */
+	 * as far as the training graphs' residuals do not already say it (ab_novelty_held_factor). */
 	double hf = ab_novelty_held_factor(&p->m.nov, nov, peak, held);
 	out->memory_hi_bytes = (int64_t)llround(peak * hf * exp(fm + p->m.q_mem[1] * sm_hi));
 	out->time_analytic_s = tb;
