@@ -20,7 +20,7 @@
 #include "machine.h"
 #include "trees.h"
 
-#define AB_MAX_HW 16
+#define AB_MAX_HW 64 /* hardware ids (runtime × hw × machine) one model keys: every machine the campaign meets adds some */
 /* A hardware id as the predictor keys it: the rows' own ("cpu1") for the default runtime, qualified by the
  * runtime for the others ("torch-2.15.0/cpu1"), so that each runtime's rows get their own rates. */
 struct ab_runtime;

@@ -893,7 +893,9 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 	}
 	int n_hw;
 	if (next_line(&r) || sscanf(r.buf, "hw %d", &n_hw) != 1 || n_hw < 1 || n_hw > AB_MAX_HW) {
-		rc = bad(&r, err, "expected 'hw <count>' with 1 to 16 ids");
+		char what[64];
+		snprintf(what, sizeof what, "expected 'hw <count>' with 1 to %d ids", AB_MAX_HW);
+		rc = bad(&r, err, what);
 		goto out;
 	}
 	for (int h = 0; h < n_hw; h++) {

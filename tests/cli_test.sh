@@ -132,6 +132,29 @@ head -c 300 "$M" > "$M.trunc"
 expect_rc "predict truncated bundle" 1 $A predict tests/data/graphs/resnet18-64.onnx --model "$M.trunc"
 grep -q "corrupt or truncated" /tmp/abacus_cli_err.$$ && ok "truncated bundle error" || bad "truncated bundle error"
 expect_rc "predict missing bundle" 1 $A predict tests/data/graphs/resnet18-64.onnx --model /nonexistent.abacus
+# Every machine the campaign meets adds hardware ids (runtime x hw x machine): the bundle of 2026-12-06 had 15
+# of the 16 a model could key. small.csv's rows spread over N machine ids: 40 train and predict, 70 are refused
+# by name.
+many_machines() { # N OUT
+	python3 - "$1" "$2" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open("tests/data/small.csv")))
+w = csv.DictWriter(open(sys.argv[2], "w"), fieldnames=list(rows[0]) + ["machine", "runtime"])
+w.writeheader()
+n = int(sys.argv[1])
+for i, r in enumerate(rows + rows):
+    r.update(machine="test-m%02d-t1" % (i % n), runtime="torch-1.13.1", protocol="2")
+    w.writerow(r)
+PY
+}
+many_machines 40 /tmp/abacus_cli_many40.$$.csv
+expect_rc "train on rows of 40 machines" 0 $A train /tmp/abacus_cli_many40.$$.csv --rounds 5 --out "$M.many"
+grep -aq "^hw 40$" "$M.many" && ok "bundle keys 40 machines" || bad "bundle keys 40 machines"
+expect_rc "predict on the 40th machine" 0 $A predict tests/data/graphs/mlp-32.onnx --model "$M.many" --hw cpu1@test-m39-t1
+many_machines 70 /tmp/abacus_cli_many70.$$.csv
+expect_rc "train on rows of 70 machines" 1 $A train /tmp/abacus_cli_many70.$$.csv --rounds 5 --out "$M.many70"
+grep -q "more than 64 hardware ids" /tmp/abacus_cli_err.$$ && ok "too many hardware ids named" || bad "too many hardware ids named"
+rm -f /tmp/abacus_cli_many40.$$.csv /tmp/abacus_cli_many70.$$.csv "$M.many"
 expect_rc "eval random json" 0 $A eval tests/data/small.csv --rounds 30 --format json
 if python3 - /tmp/abacus_cli_out.$$ <<'PY'
 import json, sys
