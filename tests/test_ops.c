@@ -297,16 +297,19 @@ void test_batchnorm_small_maps(void)
 	DONE();
 }
 
-/* Term 15 (model.c): the step's parameter traffic that fits in the last-level cache. y = x·W with W of
- * 256×256 floats (256 KiB; × 3 with gradient and momentum: in cache): terms 5 and 9 move whole to 15.
- * With W of 4096×4096 (64 MiB; × 3 = 192 MiB, of which 32 MiB fit: a sixth) a sixth moves, with Adam
- * (× 4 = 256 MiB) an eighth, of a step term three times SGD's. x needs no gradient, so the backward
- * never reads W: term 5 counts two of a weight's three passes (2W/3). */
+/* Term 15 (model.c): the step's parameter traffic that stays in the last-level cache (32 MiB): the cache over
+ * the step's footprint plus the activation bytes an iteration moves (three times the forward's). y = x·W,
+ * x of B rows: the forward moves x and y, 2·B·side floats, so 3 × 8·B·side bytes. W of 256×256 floats at
+ * batch 2 (256 KiB; × 3 with gradient and momentum, beside 12 KiB moved): terms 5 and 9 move whole to 15.
+ * W of 4096×4096 (64 MiB; × 3 = 192 MiB, beside 192 KiB): 32 MiB over their sum, about a sixth, with Adam
+ * (× 4 = 256 MiB) about an eighth, of a step term three times SGD's. W of 256×256 at batch 16384 (x and y
+ * 16 MiB each: 96 MiB moved) keeps a share of 32 / 96.75 though its state would fit. x needs no gradient,
+ * so the backward never reads W: term 5 counts two of a weight's three passes (2W/3). */
 void test_step_cache_share(void);
 void test_step_cache_share(void)
 {
-	const int64_t sides[3] = { 256, 4096, 4096 };
-	for (int k = 0; k < 3; k++) {
+	const int64_t sides[4] = { 256, 4096, 4096, 256 }, batch[4] = { 2, 2, 2, 16384 };
+	for (int k = 0; k < 4; k++) {
 		tb_model *m = tb_new(14);
 		tb_input(m, "x", D(-1, sides[k]));
 		tb_weight(m, "w", D(sides[k], sides[k]));
@@ -315,15 +318,22 @@ void test_step_cache_share(void)
 		abacus_graph *g = NULL;
 		abacus_error err;
 		abacus_config cfg = ABACUS_CONFIG_INIT;
-		cfg.batch = 2;
+		cfg.batch = batch[k];
 		if (k == 2)
 			cfg.optimizer = ABACUS_OPT_ADAM;
 		abacus_analysis *a = t_analyze_cfg(m, &cfg, &g, &err);
 		CHECK(a != NULL);
 		if (a) {
-			double t[AB_TIME_TERMS], W = (double)(sides[k] * sides[k] * 4);
+			double t[AB_TIME_TERMS], W = (double)(sides[k] * sides[k] * 4), act = 8.0 * (double)(batch[k] * sides[k]);
 			ab_time_terms(t, a, 1);
-			double fit = k == 0 ? 1 : k == 1 ? 1.0 / 6 : 1.0 / 8, step = k == 2 ? AB_TORCH_ADAM_STEP_BYTES : 1;
+			CHECK(fabs(t[AB_TERM_ACT_BYTES] - act) < 1e-6);
+			double llc = 32.0 * 1024 * 1024, foot = W * (k == 2 ? 4 : 3);
+			double fit = k == 0 ? 1 : llc / (foot + 3 * act), step = k == 2 ? AB_TORCH_ADAM_STEP_BYTES : 1;
+			if (getenv("ABACUS_TEST_VERBOSE"))
+				printf("  case %d: share in cache %.4f\n", k, fit);
+			CHECK(k != 1 || fabs(fit - 1.0 / 6) < 0.001);
+			CHECK(k != 2 || fabs(fit - 1.0 / 8) < 0.001);
+			CHECK(k != 3 || fabs(fit - 32 / 96.75) < 1e-9);
 			CHECK(fabs(t[AB_TERM_STEP_CACHE] - (W * 2 / 3 + W * step) * fit) < 1e-6 * W);
 			CHECK(fabs(t[AB_TERM_STEP_WEIGHTS] - W * 2 / 3 * (1 - fit)) < 1e-6 * W);
 			CHECK(fabs(t[AB_TERM_OPT_BYTES] - W * step * (1 - fit)) < 1e-6 * W);

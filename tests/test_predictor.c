@@ -36,7 +36,9 @@
 /* 2026-12-05: the runtime columns of the feature vector (constant on these rows) moved XGBoost's column
  * sampling, and per-hardware fits borrow the all-rows rate of terms too few rows exercise. */
 #define EXPECT_MEM 0.000324377351106468
-#define EXPECT_TIME 0.123523039224563
+/* 2026-12-07: the step's share in cache counts the activations an iteration moves (runtime_torch_cpu.c) moved the
+ * analytic time and the trees (time 0.12352 -> 0.12442): the program's output on this fixture. */
+#define EXPECT_TIME 0.124418656199157
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
