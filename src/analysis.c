@@ -385,6 +385,14 @@ static int add_to_totals(abacus_analysis *a, ab_ctx *c, const abacus_layer *L, c
 			if (!(k->slow_path & (th ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD)))
 				a->pad_extra_flops[th] += (k->pad_weight - 1) * f;
 	}
+	if (L->category == ABACUS_CAT_GROUPCONV && k->group_weight > 0) {
+		if (k->dense_groups) {
+			a->dense_group_flops += f;
+			a->dense_group_weighted += k->group_weight * f;
+		} else {
+			a->group_extra_flops += (k->group_weight - 1) * f;
+		}
+	}
 	if (L->category == ABACUS_CAT_GROUPCONV && k->dw_weight[0] > 0) {
 		double wf = k->dw_weight[0] * (double)L->forward_flops + k->dw_weight[1] * (double)L->backward_flops;
 		a->dw_flops += f;

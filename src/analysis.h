@@ -65,6 +65,9 @@ struct abacus_analysis {
 	double pad_extra_flops[2];     /* what rounding oneDNN convolutions' output channels up to 16 adds to
 	                                * the dense-convolution FLOPs (ab_cost.pad_weight), by thread class */
 	double dw_flops, dw_weighted_flops; /* depthwise convolutions' FLOPs, and weighted by their rates */
+	double dense_group_flops;      /* grouped convolutions' FLOPs priced at the dense rate (ab_cost.dense_groups) */
+	double dense_group_weighted;   /* the same weighted by their rates (ab_cost.group_weight) */
+	double group_extra_flops;      /* what weighting the other grouped convolutions' FLOPs by their rates adds */
 	double dw_extra_flops;         /* what weighting depthwise FLOPs by their rates (ab_cost.dw_weight) adds
 	                                * to the grouped-convolution FLOPs */
 	/* Per layer: AB_LAYER_KERNEL runs a kernel; AB_LAYER_VIEW is a view op (Reshape, Transpose, Slice, ...)

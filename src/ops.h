@@ -58,6 +58,12 @@ typedef struct ab_cost {
 	double pad_weight;       /* a dense oneDNN convolution's time per FLOP relative to its FLOPs: its
 	                          * output channels rounded up to oneDNN's block of 16 (the runtime's
 	                          * conv_kernel); 0: 1 */
+	int dense_groups;        /* a grouped convolution (not depthwise) whose every group is at least a channel
+	                          * block wide in and out: the runtime runs each group as a dense convolution,
+	                          * priced at the dense rate (its conv_kernel) */
+	double group_weight;     /* a grouped convolution's (not depthwise) time per FLOP in units of its term's
+	                          * rate (the dense one when dense_groups): narrower groups run slower (the
+	                          * runtime's conv_kernel); 0: 1 */
 	int64_t norm_rows;       /* (sample, channel) rows of a batch norm whose maps are too small for
 	                          * PyTorch's vectorised kernels: each costs a fixed ~100 ns (ab_cost_norm) */
 	double arith_ns;         /* forward + backward arithmetic per output element beyond a ReLU's, in ns

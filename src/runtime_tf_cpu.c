@@ -86,6 +86,8 @@
 static void tf_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 {
 	ab_torch_conv_kernel(cv, k);
+	k->dense_groups = 0; /* Keras 3 runs grouped convolutions through XLA (tf_grouped_kind) */
+	k->group_weight = 0;
 	k->slow_path = 0;
 	k->bwd_workspace = 0;
 }

@@ -32,6 +32,8 @@ static int64_t bytes_of(const ab_shape *s)
 #define AB_DW1D_BWD_NS_PER_TAP 0.45
 #define AB_TORCH_DW_DILATED_BWD_FIXED 86016 /* bytes: a dilated depthwise backward's fixed buffer (backward_workspace) */
 
+#define AB_ONEDNN_BLOCK 16 /* channels oneDNN's AVX-512 convolutions compute together */
+
 /* Bytes of a tensor in oneDNN's blocked layout (nChw16c on this AVX-512 machine): channels padded to a
  * multiple of 16. An autoencoder's last convolution (32 → 3 channels on 64×64) holds a 16-channel copy
  * of its 3-channel output gradient in backward (the tracker: 10.49 MiB peak; with unpadded copies the
@@ -345,6 +347,25 @@ void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 		k->dw_weight[0] = kk > 9 ? pow(9 / kk, 0.65) : 1;
 		k->dw_weight[1] = kernel_dilated(cv) ? AB_DW_DILATED_BACKWARD : large ? AB_DW_LARGE_BACKWARD : 1;
 	}
+	/* The other grouped convolutions run near the dense rate while each group spans a channel block of
+	 * oneDNN's (16 floats, AVX-512) in and out, and fall away below it: measured 2026-12-07 (Intel family 6
+	 * model 167, one thread, 3×3, batch 4, forward + backward, 64-256 channels on 8-32² maps), against the
+	 * dense convolution of the same shape: 64 channels a group 0.85-1.0, 32 0.63-0.86, 16 0.63-0.83, 8
+	 * 0.21-0.54, 4 0.06-0.09, 2 0.03. So a group of c ≥ 16 channels counts in the dense term at 1 + 6.4 / c
+	 * dense FLOPs per FLOP, a narrower one in the grouped term at (16 / c)^1.7 (8: 3.2, 4: 10.6, 2: 34): the
+	 * zoo's grouped layers (ResNeXt's, RegNet's: 4 to 32 a group) had fitted one rate for all, which a split
+	 * attention's two wide groups (ResNeSt's) then paid: the outside set's resnest_d came out 35-40 % slow.
+	 * On the PyTorch 1.13 rows of 2026-12-07 02:14: random split, one thread, 7.18 -> 7.13 %; leave one family
+	 * out 11.86 -> 11.98 % (regnet_x_16gf 24.6 -> 10.7 %, regnet_x_3_2gf 21.0 -> 14.5 %, but regnet_y_400mf,
+	 * 8 channels a group throughout, 11.6 -> 24.6 % and convmixer 10.3 -> 15.1 %: the rates refitted without
+	 * them); the outside set 11.3 -> 11.0 %. Weighing narrow groups at (16 / c)^1.2 instead: 12.08 %; dense
+	 * groups at the dense rate unweighted and narrow ones unweighted: 12.25 %. */
+	int64_t in_g = wt->rank >= 2 ? wt->dims[1] : 0, out_g = wt->rank >= 1 && group > 0 ? wt->dims[0] / group : 0;
+	double cpg = (double)(in_g < out_g ? in_g : out_g);
+	if (group > 1 && !depthwise && !transpose && cpg >= 1) {
+		k->dense_groups = cpg >= AB_ONEDNN_BLOCK;
+		k->group_weight = k->dense_groups ? 1 + 6.4 / cpg : pow(AB_ONEDNN_BLOCK / cpg, 1.7);
+	}
 	if (group == 1 && nsp >= 1 && nsp <= 2)
 		dense_path(cv, k);
 	backward_workspace(cv, k);
@@ -434,7 +455,8 @@ static int flop_term(abacus_category c)
  * as the one kernel PyTorch runs (analysis.h, runtime_torch_fusion.c). Weights read by layers are priced
  * apart from activations (BLAS streams them faster), and the parameter terms of the step are the weights
  * (gradient writes) and the optimizer step, by bytes and by tensors. The terms (model.h names them):
- *   CONV dense convolution FLOPs, GROUPCONV grouped-conv FLOPs, MATMUL matrix-product FLOPs, ACT_BYTES
+ *   CONV dense convolution FLOPs (and grouped ones whose groups are a channel block wide: conv_kernel),
+ *   GROUPCONV the other grouped-conv FLOPs, MATMUL matrix-product FLOPs, ACT_BYTES
  *   activation bytes, KERNELS kernel layers, STEP_WEIGHTS weight bytes (the gradients' writes), MATMUL_THIN
  *   thin matrix-product FLOPs, VIEWS view layers, WEIGHT_READS weight bytes read by layers, OPT_BYTES the
  *   optimizer step's bytes (above), RNN_STEPS recurrent steps (time steps × directions: a CPU LSTM runs
@@ -484,6 +506,9 @@ void ab_torch_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int 
 	t[AB_TERM_IM2COL] = a->slow_conv_flops[threads > 1];
 	t[AB_TERM_CONV] -= t[AB_TERM_IM2COL];
 	t[AB_TERM_CONV] += a->pad_extra_flops[threads > 1];
+	/* Grouped convolutions whose groups are a channel block wide or more run at the dense rate (conv_kernel). */
+	t[AB_TERM_GROUPCONV] += a->group_extra_flops - a->dense_group_flops;
+	t[AB_TERM_CONV] += a->dense_group_weighted;
 	/* On one thread, depthwise FLOPs are priced at a measured multiple of the dense rate, not at a rate
 	 * of their own: fitted freely, that rate came out 5× too fast (123 GFLOP/s for a 3×3, which runs at
 	 * 22-24 here, dense convolutions at 87-177) and activation bytes took the difference, so networks
@@ -542,7 +567,7 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 		return c[AB_TERM_VIEWS];
 	int slow = l->category == ABACUS_CAT_CONV &&
 	           (a->costs[i].slow_path & (threads > 1 ? AB_SLOW_THREADS : AB_SLOW_ONE_THREAD));
-	int k = ab_layer_thin(l) ? AB_TERM_MATMUL_THIN : slow ? AB_TERM_IM2COL : flop_term(l->category);
+	int k = ab_layer_thin(l) ? AB_TERM_MATMUL_THIN : slow ? AB_TERM_IM2COL : a->costs[i].dense_groups ? AB_TERM_CONV : flop_term(l->category);
 	double wb = ab_layer_weight_bytes(a, i);
 	double w = c[AB_TERM_ACT_BYTES] * ((double)l->bytes_read + (double)l->bytes_written - wb) + c[AB_TERM_WEIGHT_READS] * wb + c[AB_TERM_KERNELS] * ab_layer_dispatch(a, i) +
 	           c[AB_TERM_RNN_STEPS] * (double)a->costs[i].serial_steps + c[AB_TERM_RNN_BYTES] * (double)a->costs[i].serial_bytes +
@@ -552,6 +577,8 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 	if (k == AB_TERM_GROUPCONV && dw[0] > 0)
 		w += (threads <= 1 ? c[AB_TERM_CONV] * AB_TORCH_DW_DENSE_RATIO : c[AB_TERM_GROUPCONV]) *
 		     (dw[0] * (double)l->forward_flops + dw[1] * (double)l->backward_flops);
+	else if (a->costs[i].group_weight > 0)
+		w += c[k] * a->costs[i].group_weight * ((double)l->forward_flops + (double)l->backward_flops);
 	else if (k == AB_TERM_CONV && a->costs[i].pad_weight > 1)
 		w += c[AB_TERM_CONV] * a->costs[i].pad_weight * ((double)l->forward_flops + (double)l->backward_flops);
 	else if (k >= 0) {

@@ -1024,6 +1024,51 @@ void test_depthwise_backward_term(void)
 	DONE();
 }
 
+/* Grouped convolutions whose groups are each a oneDNN channel block (16) wide or more count in the dense term
+ * (runtime_torch_cpu.c conv_kernel), narrower ones in the grouped term, each weighted by its measured rate: on
+ * B×64×8×8 (batch 2, pads 1), a 3×3 of group 2 (32 channels a group in and out) in term 0 at 1 + 6.4/32 =
+ * 1.2 dense FLOPs per FLOP, one of group 8 (8 a group) in term 1 at (16/8)^1.7, on one thread and on two;
+ * TensorFlow (Keras 3 runs grouped convolutions through XLA) keeps both in term 1, unweighted. Outputs
+ * 2·64·64 each: the first's forward 8192 × 32·9 MACs × 2 and, its input needing no gradient, the weight
+ * gradient as much again; the second's forward 8192 × 8·9 × 2 and both gradients, twice that. */
+void test_grouped_dense_term(void);
+void test_grouped_dense_term(void)
+{
+	for (int rt = 0; rt < 2; rt++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 64, 8, 8));
+		tb_weight(m, "w1", D(64, 32, 3, 3));
+		tb_weight(m, "w2", D(64, 8, 3, 3));
+		tb_node(m, "Conv", L("x", "w1"), L("h"));
+		tb_attr_int(m, "group", 2);
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_node(m, "Conv", L("h", "w2"), L("y"));
+		tb_attr_int(m, "group", 8);
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_output(m, "y");
+		abacus_graph *g = NULL;
+		abacus_error err;
+		abacus_config cfg = ABACUS_CONFIG_INIT;
+		cfg.batch = 2;
+		cfg.runtime = rt ? "tf-2.21.0" : NULL;
+		abacus_analysis *a = t_analyze_cfg(m, &cfg, &g, &err);
+		CHECK(a != NULL);
+		if (a) {
+			double f1 = 2 * (8192.0 * 288 * 2), f2 = 3 * (8192.0 * 72 * 2);
+			for (int threads = 1; threads <= 2; threads++) {
+				double t[AB_TIME_TERMS];
+				ab_time_terms(t, a, threads);
+				CHECK(fabs(t[AB_TERM_CONV] - (rt ? 0 : 1.2 * f1)) < 1e-6);
+				CHECK(fabs(t[AB_TERM_GROUPCONV] - (rt ? f1 + f2 : pow(2, 1.7) * f2)) < 1e-6);
+				CHECK(t[AB_TERM_IM2COL] == 0);
+			}
+			CHECK(a->costs[0].dense_groups == !rt && a->costs[1].dense_groups == 0);
+		}
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
 /* 1-D depthwise convolutions: 15 taps (pads 7) then 3 taps (pads 1), 8 channels, group 8, on B×8×32.
  * Their weights come from the measured time per output element (runtime_torch_cpu.c conv_kernel), in
  * units of a 3×3's FLOP at 30 GFLOP/s: forward 15·(0.53 + 0.022·K)/K, backward 7.5·(3.4 + 0.45·K)/K:

@@ -3,7 +3,7 @@
 
 #define CASES(X)                                                                                  \
 	X(test_conv_grouped_strided_dilated) X(test_conv_chain_backward) X(test_gemm) X(test_matmul_batched) \
-	X(test_pooling) X(test_batchnorm) X(test_batchnorm_small_maps) X(test_step_cache_share) X(test_weight_passes) X(test_lstm) X(test_lstm_serial_terms) X(test_lstm_backward_memory) X(test_conv_slow_path) X(test_depthwise_backward_term) X(test_depthwise_1d_term) X(test_fold_view_batch) X(test_fold_range_where)     \
+	X(test_pooling) X(test_batchnorm) X(test_batchnorm_small_maps) X(test_step_cache_share) X(test_weight_passes) X(test_lstm) X(test_lstm_serial_terms) X(test_lstm_backward_memory) X(test_conv_slow_path) X(test_depthwise_backward_term) X(test_grouped_dense_term) X(test_depthwise_1d_term) X(test_fold_view_batch) X(test_fold_range_where)     \
 	X(test_einsum) X(test_embedding_tokens) X(test_unknown_op) X(test_memory_breakdown_adds_up)         \
 	X(test_truncated_files) X(test_random_bytes) X(test_cycle) X(test_missing_tensor)                  \
 	X(test_overflowing_dims) X(test_negative_dim) X(test_bad_batch_and_inputs) X(test_deep_nesting)    \
