@@ -349,16 +349,17 @@ void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 	}
 	/* The other grouped convolutions run near the dense rate while each group spans a channel block of
 	 * oneDNN's (16 floats, AVX-512) in and out, and fall away below it: measured 2026-12-07 (Intel family 6
-	 * model 167, one thread, 3×3, batch 4, forward + backward, 64-256 channels on 8-32² maps), against the
-	 * dense convolution of the same shape: 64 channels a group 0.85-1.0, 32 0.63-0.86, 16 0.63-0.83, 8
-	 * 0.21-0.54, 4 0.06-0.09, 2 0.03. So a group of c ≥ 16 channels counts in the dense term at 1 + 6.4 / c
+	 * model 167, one thread, 3×3, batch 4, forward + backward, 64-256 channels on 4-32² maps), against the
+	 * dense convolution of the same shape: 64 channels a group 0.85-1.0, 32 0.55-1.09, 16 0.44-0.87, 8
+	 * 0.17-0.54, 4 0.06-0.15, 2 0.02-0.04 (PyTorch 2.15 within the same spread). So a group of c ≥ 16 channels counts in the dense term at 1 + 6.4 / c
 	 * dense FLOPs per FLOP, a narrower one in the grouped term at (16 / c)^1.7 (8: 3.2, 4: 10.6, 2: 34): the
 	 * zoo's grouped layers (ResNeXt's, RegNet's: 4 to 32 a group) had fitted one rate for all, which a split
 	 * attention's two wide groups (ResNeSt's) then paid: the outside set's resnest_d came out 35-40 % slow.
 	 * On the PyTorch 1.13 rows of 2026-12-07 02:14: random split, one thread, 7.18 -> 7.13 %; leave one family
 	 * out 11.86 -> 11.98 % (regnet_x_16gf 24.6 -> 10.7 %, regnet_x_3_2gf 21.0 -> 14.5 %, but regnet_y_400mf,
 	 * 8 channels a group throughout, 11.6 -> 24.6 % and convmixer 10.3 -> 15.1 %: the rates refitted without
-	 * them); the outside set 11.3 -> 11.0 %. Weighing narrow groups at (16 / c)^1.2 instead: 12.08 %; dense
+	 * them); the outside set 11.3 -> 11.0 % (11.2 -> 10.4 % on the rows of 03:07); PyTorch 2's random split
+	 * 11.64 -> 11.91 % (regnet_y_400mf again). Weighing narrow groups at (16 / c)^1.2 instead: 12.08 %; dense
 	 * groups at the dense rate unweighted and narrow ones unweighted: 12.25 %. */
 	int64_t in_g = wt->rank >= 2 ? wt->dims[1] : 0, out_g = wt->rank >= 1 && group > 0 ? wt->dims[0] / group : 0;
 	double cpg = (double)(in_g < out_g ? in_g : out_g);
@@ -506,7 +507,8 @@ void ab_torch_time_terms(double t[AB_TIME_TERMS], const abacus_analysis *a, int 
 	t[AB_TERM_IM2COL] = a->slow_conv_flops[threads > 1];
 	t[AB_TERM_CONV] -= t[AB_TERM_IM2COL];
 	t[AB_TERM_CONV] += a->pad_extra_flops[threads > 1];
-	/* Grouped convolutions whose groups are a channel block wide or more run at the dense rate (conv_kernel). */
+	/* Grouped convolutions whose groups are a channel block wide or more count in the dense term, the narrower
+	 * ones stay in the grouped term, each weighted by its measured rate (conv_kernel: ab_cost.group_weight). */
 	t[AB_TERM_GROUPCONV] += a->group_extra_flops - a->dense_group_flops;
 	t[AB_TERM_CONV] += a->dense_group_weighted;
 	/* On one thread, depthwise FLOPs are priced at a measured multiple of the dense rate, not at a rate
