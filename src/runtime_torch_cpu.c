@@ -41,9 +41,9 @@ static int64_t bytes_of(const ab_shape *s)
 static int64_t blocked_bytes(const ab_shape *t)
 {
 	int64_t b = bytes_of(t);
-	if (t->rank < 3 || t->dims[1] <= 0 || t->dims[1] % 16 == 0)
+	if (t->rank < 3 || t->dims[1] <= 0 || t->dims[1] % AB_ONEDNN_BLOCK == 0)
 		return b;
-	double padded = (double)b / (double)t->dims[1] * (double)((t->dims[1] + 15) / 16 * 16);
+	double padded = (double)b / (double)t->dims[1] * (double)((t->dims[1] + AB_ONEDNN_BLOCK - 1) / AB_ONEDNN_BLOCK * AB_ONEDNN_BLOCK);
 	return padded < AB_I64_DOUBLE_MAX ? (int64_t)padded : b;
 }
 
@@ -68,8 +68,8 @@ static void dense_path(const ab_conv_desc *cv, ab_cost *k)
 	 * as much as 48 → 80; not counted.) An autoencoder's RGB output layer and a segmentation head's
 	 * class logits run at a fraction of the dense rate per FLOP. */
 	int64_t cout = wt->dims[0];
-	if (cout > 0 && cout % 16)
-		k->pad_weight = (double)((cout + 15) / 16 * 16) / (double)cout;
+	if (cout > 0 && cout % AB_ONEDNN_BLOCK)
+		k->pad_weight = (double)((cout + AB_ONEDNN_BLOCK - 1) / AB_ONEDNN_BLOCK * AB_ONEDNN_BLOCK) / (double)cout;
 	int64_t batch = x->dims[0];
 	int fast_shape = big_kernel || batch > 1 || x->numel > 20480;
 	if (!fast_shape)
