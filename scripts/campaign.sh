@@ -138,14 +138,25 @@ if [ -n "$TFALL" ]; then
 else
 	echo "== runtime tf-2.21.0 is not installed (scripts/setup.sh): skipped"
 fi
+# The other runtimes' two-thread rows first (issue "Frameworks": 1,500 ok rows each, a third of them on two
+# threads; on 2026-12-07 PyTorch 2 had 1,231 rows, none on two threads, TensorFlow 316): the cheap part of
+# each fingerprint on two threads (a machine id and profile of its own). Since 2026-12-07 05:30 these come
+# before the expensive rest of the PyTorch fingerprints, which the issue "Machines" no longer needs (seven
+# machine ids had 300+ rows) and which took the sessions after the generated networks.
+for rt in torch-2.15.0; do
+	[ -x ".runtimes/$rt/bin/python" ] && OUT="data/$rt/dataset.csv" fingerprint --quick --hw cpu2 --python ".runtimes/$rt/bin/python"
+done
+if [ -n "$TFALL" ]; then
+	OUT=data/tf-2.21.0/dataset.csv phase --runtime tf-2.21.0 --models "$TFALL" --graphs data/graphs/tf --size min \
+		--seq min --batch 1,4 --max-iter-seconds 1.5 --hw cpu2
+fi
 # The expensive rest of both PyTorch fingerprints (the configurations measured above are skipped).
 fingerprint --hw cpu1
 for rt in torch-2.15.0; do
 	[ -x ".runtimes/$rt/bin/python" ] && OUT="data/$rt/dataset.csv" fingerprint --hw cpu1 --python ".runtimes/$rt/bin/python"
 done
 [ -n "$GEN" ] && generated 1000 --hw cpu1 --batch 4
-# The other runtimes' wider rows (issue "Frameworks": 1,500 ok rows each, a third of them on two threads): each
-# fingerprint again on two threads (a machine id and profile of its own), then one thread at every valid size,
+# The other runtimes' wider rows: each fingerprint's rest on two threads, then one thread at every valid size,
 # batch 1, 2 and 8. TensorFlow exports each Keras graph the first time a size needs it.
 for rt in torch-2.15.0; do
 	[ -x ".runtimes/$rt/bin/python" ] || continue
