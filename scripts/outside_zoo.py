@@ -38,7 +38,8 @@ it is rewritten after every row, so a stopped run leaves what it measured ("comp
 --resume measures only what the file lacks or measured on a shared machine (same machine, bundle,
 batches and --repeat; `runs` lists each invocation). --repredict OUT.json measures nothing: it predicts
 the rows of --json again with this checkout (a graph in --out from an earlier export, metadata
-abacus.export, is exported again). Needs `make` first (the tracker and the binary).
+abacus.export, is exported again). Needs `make` first (the tracker and the binary); the environment's
+ABACUS names another abacus binary (one built with other rules, to compare bundles of both).
 """
 from __future__ import annotations
 
@@ -1634,7 +1635,7 @@ def main(argv=None):
         for n in names:
             print(f"{n:20s} {NETS[n].family:26s} {NETS[n].kind:6s} {','.join(input_label(n, s) for s in NETS[n].sizes)}")
         return 0
-    abacus = os.path.join(ROOT, "build/release/abacus")
+    abacus = os.environ.get("ABACUS") or os.path.join(ROOT, "build/release/abacus")
     tracker = os.path.join(ROOT, "build/release/libabacus_tracker.so")
     for f in (abacus, tracker):
         if not os.path.exists(f):

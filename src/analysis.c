@@ -193,6 +193,47 @@ double ab_layer_arith(const abacus_analysis *a, size_t i)
 	return a->costs[i].arith_ns * (double)a->shapes[n->out[0]].numel;
 }
 
+/* A cumulative sum's arithmetic per element, ns of one thread: the runtime's scan classes by how far
+ * apart the scanned elements lie (inner: the product of the dimensions after the axis) and, a page or more
+ * apart, by how many steps the scan walks (runtime_torch_cpu.c says what was measured). An axis that is not
+ * a known constant, or a shape not known, takes the strided class. */
+static double scan_arith_ns(const abacus_analysis *a, const ab_node *n)
+{
+	const double *ns = a->rt->act_ns;
+	const ab_shape *s = n->n_in > 0 && n->in[0] >= 0 ? &a->shapes[n->in[0]] : NULL;
+	const ab_value *v = n->n_in > 1 && n->in[1] >= 0 ? a->vals[n->in[1]] : NULL;
+	if (!s || !s->known || s->rank < 1 || !v || v->n < 1 || (!v->i && !v->f))
+		return ns[AB_ACT_CUMSUM_STRIDED];
+	int64_t axis = v->i ? v->i[0] : (int64_t)v->f[0];
+	if (axis < 0)
+		axis += s->rank;
+	if (axis < 0 || axis >= s->rank)
+		return ns[AB_ACT_CUMSUM_STRIDED];
+	double inner = 1;
+	for (int d = (int)axis + 1; d < s->rank; d++)
+		inner *= (double)s->dims[d];
+	if (inner < 128)
+		return ns[AB_ACT_CUMSUM];
+	double scan = (double)s->dims[axis], beyond = inner >= 1024 && scan > 256 ? (scan - 256) / 256 : 0;
+	return ns[AB_ACT_CUMSUM_STRIDED] + ns[AB_ACT_CUMSUM_PAGED] * (beyond < 2 ? beyond : 2);
+}
+
+/* A windowed pooling's arithmetic per output element, ns of one thread: the runtime's fixed cost of an
+ * output element and its cost per window element, average and max apart (runtime_torch_cpu.c). A global
+ * pooling is a reduction that its bytes price. */
+static double pool_arith_ns(const abacus_analysis *a, const ab_node *n, const ab_opdef *def)
+{
+	if (def->flags & AB_OP_GLOBAL)
+		return 0;
+	size_t nk;
+	const int64_t *ks = ab_attr_ints(n, "kernel_shape", &nk);
+	double win = 1;
+	for (size_t i = 0; ks && i < nk; i++)
+		win *= (double)ks[i];
+	const double *ns = a->rt->act_ns;
+	return ns[AB_ACT_POOL] + win * ns[def->flags & AB_OP_ARGMAX ? AB_ACT_POOL_MAX_WIN : AB_ACT_POOL_AVG_WIN];
+}
+
 /* What flows from a node's inputs to its outputs: requires-grad, weight-likeness, channels-last layout.
  * *any_rg: an input requires grad (and the op passes gradients); returns whether the outputs are
  * weight-like (computed from parameters and constants only). */
@@ -428,7 +469,8 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 	int view = fill_layer(a, c, def, k, any_rg, param_seen, L);
 	if (view < 0)
 		return view;
-	k->arith_ns = def ? a->rt->act_ns[def->act] : 0;
+	k->arith_ns = !def ? 0 : def->act == AB_ACT_CUMSUM ? scan_arith_ns(a, n)
+	              : def->cat == ABACUS_CAT_POOL ? pool_arith_ns(a, n, def) : a->rt->act_ns[def->act];
 	a->layer_node[a->n_layers] = node;
 	a->node_layer[node] = (int)a->n_layers;
 	a->n_layers++;

@@ -104,10 +104,18 @@ enum { AB_OUT_SAME, AB_OUT_BOOL, AB_OUT_CAST_TO, AB_OUT_LIKE_IN1, AB_OUT_INDEX /
 
 /* An element-wise op's arithmetic class: what it costs beyond a ReLU per element is the runtime's
  * measurement (runtime_torch_cpu.c); the decomposed SiLU, GELU and Mish patterns get theirs from fusion.
- * A cumulative sum is not an activation but is priced the same way: its scan runs element by element. */
+ * A cumulative sum and a windowed pooling are not activations but are priced the same way: a scan runs
+ * element by element, a pooling window by window (analysis.c picks their classes). */
 typedef enum ab_act {
 	AB_ACT_NONE, AB_ACT_SIGMOID, AB_ACT_ELU, AB_ACT_TANH, AB_ACT_SOFTPLUS, AB_ACT_PRELU, AB_ACT_MISH, AB_ACT_GELU,
-	AB_ACT_SILU, AB_ACT_CUMSUM, AB_ACT_COUNT
+	AB_ACT_SILU,
+	AB_ACT_CUMSUM,         /* a scan whose elements lie under 128 apart (analysis.c scan_arith_ns) */
+	AB_ACT_CUMSUM_STRIDED, /* a scan 128 or more elements apart */
+	AB_ACT_CUMSUM_PAGED,   /* more per element for each 256 steps beyond 256 of a scan a page or more apart */
+	AB_ACT_POOL,           /* a windowed pooling's output element (analysis.c pool_arith_ns) */
+	AB_ACT_POOL_AVG_WIN,   /* more per element of an average pooling's window */
+	AB_ACT_POOL_MAX_WIN,   /* more per element of a max pooling's window */
+	AB_ACT_COUNT
 } ab_act;
 
 /* ab_opdef.save_in values that depend on which operands require grad (autograd saves conditionally):

@@ -205,10 +205,13 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 	.record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000,    \
 	.saved_per_h = 30, .plain_saved_per_gate = 4, .bwd_accum_r = 3.0, .bwd_accum_r_two_dirs = 4.0
 #define AB_TORCH_RNN_COSTS { AB_TORCH_RNN_COSTS_FIELDS }
-#define AB_TORCH_ARITH_NS                                                                                 \
-	{ [AB_ACT_SIGMOID] = 0.35, [AB_ACT_ELU] = 0.9, [AB_ACT_TANH] = 2.1, [AB_ACT_SOFTPLUS] = 2.65,         \
-	  [AB_ACT_PRELU] = 5.3, [AB_ACT_MISH] = 14.3, [AB_ACT_GELU] = 0.9, [AB_ACT_SILU] = 0.8,                \
-	  [AB_ACT_CUMSUM] = 14 }
+#define AB_TORCH_ACT_ARITH                                                                                \
+	[AB_ACT_SIGMOID] = 0.35, [AB_ACT_ELU] = 0.9, [AB_ACT_TANH] = 2.1, [AB_ACT_SOFTPLUS] = 2.65,           \
+	[AB_ACT_PRELU] = 5.3, [AB_ACT_MISH] = 14.3, [AB_ACT_GELU] = 0.9, [AB_ACT_SILU] = 0.8,                  \
+	[AB_ACT_CUMSUM] = 3.5, [AB_ACT_CUMSUM_STRIDED] = 8, [AB_ACT_CUMSUM_PAGED] = 7.5
+/* PyTorch's windowed pooling on NCHW maps (runtime_torch_cpu.c): per output element, and per window element. */
+#define AB_TORCH_POOL_ARITH [AB_ACT_POOL] = 10, [AB_ACT_POOL_AVG_WIN] = 0.64, [AB_ACT_POOL_MAX_WIN] = 1.6
+#define AB_TORCH_ARITH_NS { AB_TORCH_ACT_ARITH, AB_TORCH_POOL_ARITH }
 /* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
  * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
  * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes and

@@ -509,7 +509,9 @@ const ab_runtime ab_runtime_tf_2_21_cpu = {
 	.saved = tf_saved,
 	.grad_pass = tf_grad_pass,
 	.dispatch_us = ab_torch_dispatch_us, /* (.bmm_item_us: TensorFlow's BatchMatMul per matrix not measured: 0) */
-	.act_ns = AB_TORCH_ARITH_NS,
+	/* PyTorch's activations and scans; not its pooling classes: TensorFlow pools through oneDNN's kernels on
+	 * blocked maps, not PyTorch's window-by-window NCHW loop (not measured: bytes alone price them). */
+	.act_ns = { AB_TORCH_ACT_ARITH },
 	.mark_fused = tf_mark_fused,
 	.state_bytes = tf_state_bytes,
 	.forward_end_bytes = tf_forward_end_bytes,

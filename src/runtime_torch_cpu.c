@@ -424,12 +424,30 @@ double ab_torch_dispatch_us(const abacus_analysis *a, size_t i)
  * (its weight's gradient is a reduction). The decomposed SiLU, GELU and Mish (fusion) are priced as one kernel by the same table: SiLU 1.26-1.32
  * ns, GELU 1.24-1.56, Mish 14.8-14.9. A
  * csp_mish (Conv-BN-Mish) left out of training came out 46 % fast without this: Mish costs 30 ReLUs.
- * CumSum (forward, and backward's reversed cumsum), measured 2026-12-05 the same way (one thread, median of
- * 12 runs, less a ReLU's on the same tensor): along a dimension that is not the innermost 13.8 ns
- * ([8, 512, 256] along 512), 15.8 ([1, 256, 64, 64] along 256), 20.9 ([4, 128, 4, 32, 32] along 128, the
- * running key-value state of causal linear attention); along the innermost 6.3 ([8, 256, 512]): 14 ns, the
- * sequence-axis scans of the networks that use it. Priced as memory traffic alone, an outside-the-zoo
- * linear-attention LM came out 46-55 % fast. */
+ * CumSum (forward, and backward's reversed cumsum) is a scan: PyTorch's CPU kernel walks the scanned axis
+ * element by element, so what it costs depends on how far apart those elements lie (the product of the
+ * dimensions after the axis, `inner`) and how many it walks (`scan`); analysis.c scan_arith_ns picks the
+ * class. Measured 2026-12-07 on the Intel family 6 model 167 machine (one thread, PyTorch 1.13, median of
+ * 11 runs, less a ReLU's on the same tensor, 69 shapes [outer, scan, inner] of 0.25-8 MB): inner under 128
+ * 1.5-5.8 ns (mean 3.5: AB_ACT_CUMSUM); inner 128-4096 with scan up to 256 4.2-10.4 (mean 7.6, 8.5 at 8 MB:
+ * AB_ACT_CUMSUM_STRIDED 8); with inner 1024 or more (a page or more apart) longer scans cost more, 8.4-11.0
+ * at scan 384, 14.9-17.7 at 512, 21.8 at 1024 (AB_ACT_CUMSUM_PAGED: 7.5 more per 256 steps beyond 256, up to
+ * 512 beyond), where inner 256 and 512 stayed at 5.6-8.5 up to scan 1024. The running key-value state of
+ * causal linear attention, [B, L, 4, 32, 32] along L, costs 7.4 ns at B 1 and 9.5 at B 4 (L 128). One
+ * figure of 14 ns (2026-12-05, the family 25 AMD machine, while the campaign ran: 13.8-20.9 strided, 6.3
+ * along the innermost axis) priced an outside-the-zoo linear-attention LM 14-27 % slow on that machine and
+ * 19-34 % slow on this one, whose steps took the same time on both (30-32 ms at L 128, batch 1). Priced as
+ * memory traffic alone, it had come out 46-55 % fast. */
+
+/* Windowed pooling (AB_ACT_POOL and its window classes, analysis.c pool_arith_ns): PyTorch 1.13's CPU kernels
+ * on NCHW maps walk window by window, unvectorised across channels. Measured 2026-12-07 on the Intel family
+ * 6 model 167 machine (one thread, forward + backward, median of 21 runs; maps [1, 35, 32, 32], [4, 35, 32,
+ * 32], [4, 64, 32, 32], [4, 64, 16, 16], [1, 256, 14, 14], [8, 128, 28, 28]), per output element: average
+ * 2×2 15.1-15.9 ns, max 2×2 17.6-20.2, max 3×3 stride 2 25.4-27.3, average 3×3 stride 1 16.3-17.2; PyTorch
+ * 2.15 15.4-16.5, 19.8-22.0, 28.9-30.8, 16.5-16.9. Less half a ReLU's on the input (the pooling's bytes,
+ * which AB_TERM_ACT_BYTES prices, are half a ReLU's): 10 ns per output element, and per window element
+ * 0.64 (average: 12.2-13.8 at 4, 15.9-16.2 at 9) or 1.6 (max: 15.2-17.1 at 4, 24-24.5 at 9). A global
+ * pooling costs what a ReLU on its input does (1.0-1.4 ns per input element): its bytes alone. */
 
 /* (The table itself is AB_TORCH_ARITH_NS in runtime.h: PyTorch 2 on a CPU starts from it.) */
 

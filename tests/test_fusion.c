@@ -195,12 +195,12 @@ void test_fusion_memory(void)
 }
 
 /* Time term 16, activation arithmetic beyond a ReLU's: per element of h (batch 4 × 64 = 256), GELU 0.9 ns,
- * SiLU 0.8, Mish 14.3 (its Softplus and Tanh fused, not charged again), Tanh 2.1, PRelu 5.3, CumSum 14;
- * LayerNorm, GroupNorm and ReLU nothing. The layer shares (ab_layer_time_weight) carry it. */
+ * SiLU 0.8, Mish 14.3 (its Softplus and Tanh fused, not charged again), Tanh 2.1, PRelu 5.3, CumSum along
+ * the innermost axis 3.5; LayerNorm, GroupNorm and ReLU nothing. The layer shares (ab_layer_time_weight) carry it. */
 void test_activation_arith(void);
 void test_activation_arith(void)
 {
-	static const double ns[9] = { 0.9, 0.8, 0, 14.3, 0, 2.1, 5.3, 0, 14 };
+	static const double ns[9] = { 0.9, 0.8, 0, 14.3, 0, 2.1, 5.3, 0, 3.5 };
 	ab_model mod;
 	memset(&mod, 0, sizeof mod);
 	mod.coef[0][AB_TERM_ARITH] = 1;
@@ -219,6 +219,87 @@ void test_activation_arith(void)
 			printf("  kind %d: term 16 %.3f ns\n", kind, t[AB_TERM_ARITH]);
 		CHECK(fabs(t[AB_TERM_ARITH] - ns[kind] * 256) < 1e-9);
 		CHECK(fabs(layers - t[AB_TERM_ARITH]) < 1e-9);
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
+/* A CumSum's arithmetic by how far apart its scanned elements lie (inner: the product of the dimensions after
+ * the axis) and how many steps it walks (runtime_torch_cpu.c): x is [batch, scan, inner], batch 2, so the
+ * term is ns × 2 × scan × inner. Inner 64: 3.5 ns; inner 4096 along 128 steps: 8; along 512 (a page apart,
+ * one 256 beyond 256): 8 + 7.5 = 15.5; along 1024: 8 + 7.5 × 2 (the cap) = 23, not 8 + 7.5 × 3; inner 256
+ * along 1024 (under a page): 8; axis -2 is axis 1; an axis that is a graph input (no known value): 8. */
+void test_cumsum_scan_classes(void);
+void test_cumsum_scan_classes(void)
+{
+	static const struct { int64_t scan, inner, axis; int axis_input; double ns; } cs[] = {
+		{ 128, 64, 1, 0, 3.5 }, { 128, 4096, 1, 0, 8 }, { 512, 4096, 1, 0, 15.5 }, { 1024, 1024, 1, 0, 23 },
+		{ 1024, 256, 1, 0, 8 }, { 512, 4096, -2, 0, 15.5 }, { 64, 16, 1, 1, 8 },
+	};
+	for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, cs[k].scan, cs[k].inner));
+		if (cs[k].axis_input)
+			tb_input(m, "ax", D(1));
+		else
+			tb_ints(m, "ax", 1, &cs[k].axis);
+		tb_node(m, "CumSum", L("x", "ax"), L("c"));
+		tb_output(m, "c");
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze(m, 2, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		double t[AB_TIME_TERMS];
+		ab_time_terms(t, a, 1);
+		double want = cs[k].ns * 2 * (double)cs[k].scan * (double)cs[k].inner;
+		if (fabs(t[AB_TERM_ARITH] - want) > 1e-6 * want)
+			printf("  case %zu: term %.6g ns, want %.6g\n", k, t[AB_TERM_ARITH], want);
+		CHECK(fabs(t[AB_TERM_ARITH] - want) <= 1e-6 * want);
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
+/* Windowed pooling's arithmetic per output element (runtime_torch_cpu.c): 10 ns, plus 1.6 per window element
+ * of a max pooling, 0.64 of an average one; a global pooling nothing. At batch 2 on a 4×8×8 map: MaxPool
+ * 3×3 stride 2 pad 1 → 2×4×4×4 = 128 outputs × (10 + 9 × 1.6) = 3,123.2 ns; AveragePool 2×2 stride 2 → 128 ×
+ * (10 + 4 × 0.64) = 1,607.68; GlobalAveragePool 0. TensorFlow's runtime prices none of them (its pooling is
+ * oneDNN's). */
+static tb_model *pools(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 4, 8, 8));
+	tb_node(m, "MaxPool", L("x"), L("p"));
+	tb_attr_ints(m, "kernel_shape", D(3, 3));
+	tb_attr_ints(m, "strides", D(2, 2));
+	tb_attr_ints(m, "pads", D(1, 1, 1, 1));
+	tb_node(m, "AveragePool", L("x"), L("r"));
+	tb_attr_ints(m, "kernel_shape", D(2, 2));
+	tb_attr_ints(m, "strides", D(2, 2));
+	tb_node(m, "GlobalAveragePool", L("x"), L("s"));
+	tb_output(m, "p");
+	tb_output(m, "r");
+	tb_output(m, "s");
+	return m;
+}
+
+void test_pool_arith(void);
+void test_pool_arith(void)
+{
+	static const double want[2][3] = { { 3123.2, 1607.68, 0 }, { 0, 0, 0 } };
+	static const char *const runtimes[2] = { NULL, "tf-2.21.0" };
+	for (int r = 0; r < 2; r++) {
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze_runtime(pools(), 2, runtimes[r], &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		CHECK_EQ_I64(a->n_layers, 3);
+		for (size_t i = 0; i < a->n_layers && i < 3; i++)
+			CHECK(fabs(ab_layer_arith(a, i) - want[r][i]) < 1e-9);
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
 	}

@@ -38,7 +38,9 @@
 #define EXPECT_MEM 0.000324377351106468
 /* 2026-12-07: the step's share in cache counts the activations an iteration moves (runtime_torch_cpu.c) moved the
  * analytic time and the trees (time 0.12352 -> 0.12442): the program's output on this fixture. */
-#define EXPECT_TIME 0.124418656199157
+/* 2026-12-07, later: windowed pooling priced per output and window element (runtime_torch_cpu.c; resnet18's
+ * max pooling) moved the analytic time and the trees (time 0.12442 -> 0.12472): the program's output. */
+#define EXPECT_TIME 0.12471852761609
 
 static abacus_predictor *train_small(uint64_t seed, abacus_dataset **d_out)
 {
