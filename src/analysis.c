@@ -154,8 +154,11 @@ double ab_layer_weight_bytes(const abacus_analysis *a, size_t i)
 	return b < (double)a->layers[i].bytes_read ? b : (double)a->layers[i].bytes_read;
 }
 
-/* The weights of layer i when none of its activation inputs needs a gradient (a network's first
- * layer, an embedding): its backward writes their gradient but never reads them for an input's. */
+/* The parameters layer i reads when none of its activation inputs needs a gradient (a network's first
+ * layer, an embedding): its backward writes their gradient but never reads them for an input's. Only
+ * parameters themselves count: a tensor computed from parameters alone (S4D's convolution kernel, built
+ * from its parameters on every step) is no gradient the step writes, and counting the 2 MB of Exp and Mul
+ * that build such a kernel made the step's weight term negative (the outside set's s4d). */
 static double nodx_weight_bytes(const abacus_analysis *a, size_t i)
 {
 	const ab_node *n = &a->g->nodes[a->layer_node[i]];
@@ -166,7 +169,7 @@ static double nodx_weight_bytes(const abacus_analysis *a, size_t i)
 			continue;
 		if (!a->wl[t] && a->rg[t])
 			return 0;
-		if (a->wl[t])
+		if (a->wl[t] && a->g->tensors[t].is_param)
 			b += (double)shape_bytes(&a->shapes[t]);
 	}
 	return b;

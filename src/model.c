@@ -30,11 +30,32 @@ double ab_quantile(double *v, size_t n, double q)
 	return lo + 1 < n ? v[lo] * (1 - frac) + v[lo + 1] * frac : v[lo];
 }
 
-int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err)
+int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, int hw, abacus_error *err)
 {
-	int rc = abacus_features(x, (size_t)d - 1, a, err);
-	x[d - 1] = threads;
+	int rc = abacus_features(x, (size_t)d - 2, a, err);
+	x[d - 2] = threads;
+	x[AB_X_HW(d)] = hw >= 0 ? hw : NAN;
 	return rc;
+}
+
+const double *ab_model_x(const ab_model *m, const ab_examples *ex, size_t r, double *buf)
+{
+	const double *x = ex->X + r * (size_t)ex->d;
+	if (m->hw_seen[ex->hw[r]])
+		return x;
+	memcpy(buf, x, (size_t)ex->d * sizeof *buf);
+	buf[AB_X_HW(ex->d)] = NAN;
+	return buf;
+}
+
+/* Whether training row r hides its hardware index from the trees (AB_HW_HIDE_EVERY): a hash of its position
+ * in the examples, so that every fold and the final fit hide the same rows. */
+static int hw_hidden(size_t r)
+{
+	uint64_t z = (uint64_t)r * 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return (z ^ (z >> 31)) % AB_HW_HIDE_EVERY == 0;
 }
 
 void ab_examples_free(ab_examples *ex)
@@ -180,7 +201,9 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 	for (size_t s = 0; s < n_sets; s++)
 		for (size_t i = 0; i < abacus_dataset_n_rows(sets[s]); i++)
 			total += !strcmp(abacus_dataset_row(sets[s], i)->status, "ok");
-	ex->d = (int)abacus_features_count() + 1;
+	ex->d = (int)abacus_features_count() + 2; /* + threads and the hardware index */
+	if (ex->d > AB_MAX_FEATURES)
+		return ab_err(err, ABACUS_ELIMIT, "", "%d feature columns, more than %d", ex->d, AB_MAX_FEATURES);
 	size_t cap = total ? total : 1;
 	ex->X = ab_malloc(cap * (size_t)ex->d * sizeof *ex->X);
 	ex->time = ab_malloc(cap * sizeof(double));
@@ -261,7 +284,7 @@ int ab_examples_build(ab_examples *ex, abacus_dataset *const *sets, size_t n_set
 			int threads = r->threads > 0 ? (int)r->threads : (r->hw[0] && r->hw[strlen(r->hw) - 1] == '2' ? 2 : 1);
 			ex->hw_threads[hw] = threads;
 			ex->hw[k] = hw;
-			rc = ab_examples_vector(ex->X + k * (size_t)ex->d, ex->d, a, threads, err);
+			rc = ab_examples_vector(ex->X + k * (size_t)ex->d, ex->d, a, threads, hw, err);
 			const abacus_totals *t = abacus_analysis_totals(a);
 			ex->flops[k] = (double)t->forward_flops + (double)t->backward_flops;
 			ab_time_terms(ex->terms + k * AB_TIME_TERMS, a, threads);
@@ -719,6 +742,9 @@ static int fit_targets(ab_model *m, const ab_examples *ex, const size_t *idx, si
 	for (size_t i = 0; i < n; i++) {
 		size_t r = idx[i];
 		memcpy(X + i * (size_t)d, ex->X + r * (size_t)d, (size_t)d * sizeof *X);
+		if (hw_hidden(r))
+			X[i * (size_t)d + AB_X_HW(d)] = NAN;
+		m->hw_seen[ex->hw[r]] = 1;
 		yt[i] = log(ex->time[r] / time_base(m, ex, r, ex->calib[r]));
 		ym[i] = log(ex->mem[r] / ex->peak[r]);
 	}
@@ -758,7 +784,8 @@ out:
 
 void ab_model_predict_row(const ab_model *m, const ab_examples *ex, size_t r, double calib, double *time, double *mem)
 {
-	const double *x = ex->X + r * (size_t)ex->d;
+	double buf[AB_MAX_FEATURES];
+	const double *x = ab_model_x(m, ex, r, buf);
 	*time = time_base(m, ex, r, calib) * exp(ab_ensemble_predict(&m->time, x, ex->d));
 	double w = m->nov.mem_tau > 0 ? ab_novelty_mem_weight(&m->nov, ab_novelty_distance(&m->nov, x)) : 1;
 	*mem = ex->peak[r] * exp(w * ab_ensemble_predict(&m->mem, x, ex->d));
@@ -921,7 +948,8 @@ static int cv_pass(const ab_examples *ex, const size_t *idx, size_t n, const ab_
 		for (size_t i = 0; i < n; i++)
 			if (fold_key(ex, idx[i], i, split, fam_fold) == f) {
 				size_t r = idx[i];
-				const double *x = ex->X + r * (size_t)ex->d;
+				double buf[AB_MAX_FEATURES];
+				const double *x = ab_model_x(&sub, ex, r, buf);
 				double t, mm;
 				ab_model_predict_row(&sub, ex, r, ex->calib[r], &t, &mm); /* sub.nov.mem_tau = 0: unweighed */
 				obs[*nr].d = ab_novelty_distance(&sub.nov, x);

@@ -62,7 +62,7 @@ extern const char *const ab_term_names[AB_TIME_TERMS];
 
 typedef struct ab_examples {
 	size_t n;
-	int d;                 /* features per row: the graph schema + hardware threads */
+	int d;                 /* features per row: the graph schema, the hardware's threads, its index (AB_X_HW) */
 	double *X;             /* n × d */
 	double *time, *mem, *calib, *flops, *peak;
 	double *held_peak;     /* the simulated peak with hand-written forwards' values held (abacus_memory.held_peak) */
@@ -119,7 +119,16 @@ double ab_profile_term_rate(const double *rates, int j, const double dw[2]);
  * runtime): a repeated pair, as the noise floor (eval.c) and the trees' row weights (model.c) count them. */
 int ab_rows_repeat(const abacus_row *a, const abacus_row *b);
 /* Features of one analysed configuration on hardware with `threads` threads. */
-int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, abacus_error *err);
+/* The trees' input of a configuration: the graph's features, then the hardware's thread count, then (column
+ * d - 1, AB_X_HW) the index of its hardware id among the model's, NaN for one the trees never saw (a machine
+ * priced from its profile, an id without training rows): the trees then take the branch they learnt from
+ * the rows whose index was hidden in training (AB_HW_HIDE_EVERY). */
+int ab_examples_vector(double *x, int d, const abacus_analysis *a, int threads, int hw, abacus_error *err);
+#define AB_X_HW(d) ((d) - 1)
+#define AB_MAX_FEATURES 4096 /* columns of the trees' input at most (ab_examples_build checks) */
+/* One training row in this many (chosen by a hash of its position) shows the trees no hardware index, so
+ * that they learn what holds on every machine as well as what holds on each. */
+#define AB_HW_HIDE_EVERY 5
 
 /* How far a configuration lies from a model's training graphs, and what that does to its memory correction
  * and intervals (novelty.c). */
@@ -182,7 +191,12 @@ typedef struct ab_model {
 	 * two-thread ones (63-67 %). */
 	double q_time_thr[2][2];
 	ab_novelty nov;                /* the training graphs' compositions; the memory weight and widenings */
+	unsigned char hw_seen[AB_MAX_HW]; /* the trees were trained on rows of this hardware id (AB_X_HW) */
 } ab_model;
+
+/* Row r's input as model m sees it (buf: ex->d doubles): its hardware index hidden when m's trees saw no
+ * row of that id. */
+const double *ab_model_x(const ab_model *m, const ab_examples *ex, size_t r, double *buf);
 
 /* One layer's part of the analytic time base (per unit of calib) under the fitted coefficients. */
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t layer, int threads);

@@ -96,13 +96,14 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* Column i of the predictor's input: the graph's features, then the hardware's thread count. */
+/* Column i of the predictor's input: the graph's features, then the hardware's thread count and its index
+ * among the bundle's hardware ids (model.h AB_X_HW). */
 static void feature_column_name(char *buf, size_t len, int i)
 {
 	if ((size_t)i < abacus_features_count())
 		abacus_feature_name(buf, len, (size_t)i);
 	else
-		snprintf(buf, len, "threads");
+		snprintf(buf, len, "%s", (size_t)i == abacus_features_count() ? "threads" : "hw_index");
 }
 
 static uint64_t schema_hash(void)
@@ -113,7 +114,7 @@ static uint64_t schema_hash(void)
 		abacus_feature_name(name, sizeof name, i);
 		h = fnv(h, name, strlen(name) + 1);
 	}
-	return fnv(h, "threads", 8);
+	return fnv(fnv(h, "threads", 8), "hw_index", 9);
 }
 
 void abacus_predictor_free(abacus_predictor *p)
@@ -299,11 +300,11 @@ double abacus_predictor_calib(const abacus_predictor *p, const char *hw)
 
 /* The feature vector and the analytic time terms of `a` on hardware running `threads` threads. */
 static int vector_and_terms(double *x, size_t cap, double terms[AB_TIME_TERMS], const abacus_predictor *p,
-                            const abacus_analysis *a, int threads, abacus_error *err)
+                            const abacus_analysis *a, int threads, int hw, abacus_error *err)
 {
 	if (p->d > (int)cap)
 		return ab_err(err, ABACUS_ELIMIT, "", "feature schema too large");
-	int rc = ab_examples_vector(x, p->d, a, threads, err);
+	int rc = ab_examples_vector(x, p->d, a, threads, hw, err);
 	if (rc)
 		return rc;
 	ab_time_terms(terms, a, threads);
@@ -344,8 +345,8 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 	int h = resolve_hw(p, a, hw, err);
 	if (h < 0)
 		return h;
-	double x[4096], terms[AB_TIME_TERMS];
-	int rc = vector_and_terms(x, sizeof x / sizeof x[0], terms, p, a, p->hw_threads[h], err);
+	double x[AB_MAX_FEATURES], terms[AB_TIME_TERMS];
+	int rc = vector_and_terms(x, sizeof x / sizeof x[0], terms, p, a, p->hw_threads[h], h, err);
 	if (rc)
 		return rc;
 	double calib = ab_model_calib(&p->m, h, calib_s);
@@ -370,8 +371,10 @@ static int predict_machine(abacus_prediction *out, const abacus_predictor *p, co
 		              "configuration is priced for %s: profile the machine through that runtime (abacus calibrate "
 		              "--python PATH --out FILE) or analyse with --runtime %s", machine->runtime, a->rt->name,
 		              machine->runtime);
-	double x[4096], terms[AB_TIME_TERMS], c[AB_COMP_DIM];
-	int rc = vector_and_terms(x, sizeof x / sizeof x[0], terms, p, a, machine->threads, err);
+	/* A machine priced from its profile shows the trees no hardware index: what they learnt for every
+	 * machine (AB_HW_HIDE_EVERY), not one training machine's residuals. */
+	double x[AB_MAX_FEATURES], terms[AB_TIME_TERMS], c[AB_COMP_DIM];
+	int rc = vector_and_terms(x, sizeof x / sizeof x[0], terms, p, a, machine->threads, -1, err);
 	if (rc)
 		return rc;
 	ab_composition(c, x);
@@ -884,11 +887,11 @@ int abacus_predictor_load(abacus_predictor **out, const char *data, size_t len, 
 	int n_terms = bundle_terms(version);
 	if (version >= 16 ? (rc = check_names(&r, p->d, n_terms, err)) : (rc = check_terms(v15_terms, 17, n_terms, err)))
 		goto out;
-	if (p->d != (int)abacus_features_count() + 1 || p->schema != schema_hash()) {
+	if (p->d != (int)abacus_features_count() + 2 || p->schema != schema_hash()) {
 		rc = ab_err(err, ABACUS_EUNSUPPORTED, "",
 		            "the bundle's feature schema (%d columns, hash %016llx) differs from this abacus' (%d columns): "
 		            "retrain it with 'abacus train'",
-		            p->d, schema, (int)abacus_features_count() + 1);
+		            p->d, schema, (int)abacus_features_count() + 2);
 		goto out;
 	}
 	int n_hw;

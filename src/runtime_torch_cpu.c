@@ -33,6 +33,7 @@ static int64_t bytes_of(const ab_shape *s)
 #define AB_TORCH_DW_DILATED_BWD_FIXED 86016 /* bytes: a dilated depthwise backward's fixed buffer (backward_workspace) */
 
 #define AB_ONEDNN_BLOCK 16 /* channels oneDNN's AVX-512 convolutions compute together */
+#define AB_GROUP_ODD_WIDTH 3.0 /* a group of 16+ channels, not a multiple of 8, runs off the blocked kernels */
 
 /* Bytes of a tensor in oneDNN's blocked layout (nChw16c on this AVX-512 machine): channels padded to a
  * multiple of 16. An autoencoder's last convolution (32 → 3 channels on 64×64) holds a 16-channel copy
@@ -363,9 +364,18 @@ void ab_torch_conv_kernel(const ab_conv_desc *cv, ab_cost *k)
 	 * groups at the dense rate unweighted and narrow ones unweighted: 12.25 %. */
 	int64_t in_g = wt->rank >= 2 ? wt->dims[1] : 0, out_g = wt->rank >= 1 && group > 0 ? wt->dims[0] / group : 0;
 	double cpg = (double)(in_g < out_g ? in_g : out_g);
+	/* Groups of 16 channels or more that are not a whole number of blocks (measured 2026-12-07, same machine,
+	 * two groups, k 3, 5, 7 on 28² maps, batch 4, against the dense convolution of the same channels): 24 a
+	 * group ran 1.57-1.71× the dense FLOP's time where 16, 32 and 48 ran 1.0-1.4×, and 26 (not even a
+	 * multiple of 8) 2.8-5.3×: oneDNN pads each group to whole blocks, and a group of an odd width leaves its
+	 * blocked kernels for a slower path. So such a group's weight is (1 + 6.4 / c) times its padding
+	 * (24: 1.27 × 32/24 = 1.69), and 3× more when c is not a multiple of 8 (26: 1.25 × 32/26 × 3 = 4.6). The
+	 * generator's groups (widths aligned to 1, 2, 4 or 8 channels) have such widths; the zoo's have not. */
 	if (group > 1 && !depthwise && !transpose && cpg >= 1) {
 		k->dense_groups = cpg >= AB_ONEDNN_BLOCK;
-		k->group_weight = k->dense_groups ? 1 + 6.4 / cpg : pow(AB_ONEDNN_BLOCK / cpg, 1.7);
+		double blocks = ceil(cpg / AB_ONEDNN_BLOCK) * AB_ONEDNN_BLOCK;
+		k->group_weight = !k->dense_groups ? pow(AB_ONEDNN_BLOCK / cpg, 1.7)
+		                  : (1 + 6.4 / cpg) * blocks / cpg * (fmod(cpg, 8) != 0 ? AB_GROUP_ODD_WIDTH : 1);
 	}
 	if (group == 1 && nsp >= 1 && nsp <= 2)
 		dense_path(cv, k);

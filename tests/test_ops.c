@@ -368,6 +368,23 @@ void test_weight_passes(void)
 		CHECK(fabs(t[AB_TERM_STEP_CACHE] - (2048 + 8192 * 2.0 / 3) - (2048 + 8192)) < 1e-6); /* all in cache: t[AB_TERM_STEP_WEIGHTS] moved */
 		DONE();
 	}
+	/* A convolution whose kernel is computed from a parameter (S4D's): k = Exp(logk), logk 8×1×5 floats (160
+	 * bytes), a depthwise Conv of x (no gradient) by k. Only the parameter counts, once (its Exp): 160, and
+	 * term 5 stays 160 × 2/3 (counting k too made it 160 − 320/3, and a network of such kernels negative). */
+	tb_model *s4 = tb_new(14);
+	tb_input(s4, "x", D(-1, 8, 32));
+	tb_weight(s4, "logk", D(8, 1, 5));
+	tb_node(s4, "Exp", L("logk"), L("k"));
+	tb_node(s4, "Conv", L("x", "k"), L("y"));
+	tb_attr_int(s4, "group", 8);
+	tb_output(s4, "y");
+	{
+		ANALYZE(s4, 2);
+		ab_time_terms(t, a, 1);
+		CHECK(fabs(a->nodx_weight_bytes - 160) < 1e-9);
+		CHECK(fabs(t[AB_TERM_STEP_CACHE] - 160 * 2.0 / 3 - 160) < 1e-6);
+		DONE();
+	}
 	tb_model *e = tb_new(14);
 	tb_input_typed(e, "ids", 7 /* ONNX int64 */, D(-1, 5));
 	tb_weight(e, "table", D(100, 8));
@@ -1063,6 +1080,41 @@ void test_grouped_dense_term(void)
 				CHECK(t[AB_TERM_IM2COL] == 0);
 			}
 			CHECK(a->costs[0].dense_groups == !rt && a->costs[1].dense_groups == 0);
+		}
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+}
+
+/* Groups 16 channels wide or more but not whole oneDNN blocks are padded to blocks, and a width that is not a
+ * multiple of 8 leaves the blocked kernels (runtime_torch_cpu.c conv_kernel): 2 groups of 24 channels (48 in
+ * and out) weigh (1 + 6.4/24) × 32/24, 2 groups of 26 (52) (1 + 6.4/26) × 32/26 × 3, 2 of 32 (64) 1 + 6.4/32.
+ * On B×C×8×8, batch 2, a 3×3 with pads 1 whose input needs no gradient: forward and weight gradient,
+ * 2 × (2·C·64 outputs × c·9 MACs × 2) FLOPs, all in the dense term. */
+void test_grouped_odd_widths(void);
+void test_grouped_odd_widths(void)
+{
+	static const int64_t cpg[3] = { 24, 26, 32 };
+	for (int k = 0; k < 3; k++) {
+		int64_t c = 2 * cpg[k];
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, c, 8, 8));
+		tb_weight(m, "w", D(c, cpg[k], 3, 3));
+		tb_node(m, "Conv", L("x", "w"), L("y"));
+		tb_attr_int(m, "group", 2);
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_output(m, "y");
+		abacus_graph *g = NULL;
+		abacus_error err;
+		abacus_analysis *a = t_analyze(m, 2, &g, &err);
+		CHECK(a != NULL);
+		if (a) {
+			double c_g = (double)cpg[k], flops = 2 * (2.0 * (double)c * 64 * c_g * 9 * 2);
+			double w = (1 + 6.4 / c_g) * 32 / c_g * (k == 1 ? 3 : 1);
+			double t[AB_TIME_TERMS];
+			ab_time_terms(t, a, 1);
+			CHECK(fabs(t[AB_TERM_CONV] - w * flops) < 1e-6 * flops);
+			CHECK(t[AB_TERM_GROUPCONV] == 0);
 		}
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
