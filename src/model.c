@@ -685,9 +685,9 @@ int ab_model_fit_time(ab_model *m, const ab_examples *ex, const size_t *idx, siz
 			/* Too few rows for coefficients of its own, enough for one factor: the all-rows rates at a
 			 * speed index carry a machine only as far as its balance of kernels resembles the others'. A
 			 * new machine's first 14 PyTorch 2 rows (Intel family 6 model 167: fast products, slow memory)
-			 * came out 2.6× faster than measured at the pooled rates, and the trees, which do not see the
-			 * hardware id, learned that residual for every machine's rows of those networks (random split:
-			 * the family 25 machine's PyTorch 2 rows 7.9 -> 11.1 %). */
+			 * came out 2.6× faster than measured at the pooled rates, and the trees, which did not see the
+			 * hardware id then (model.h AB_X_HW since 2026-12-07), learned that residual for every machine's
+			 * rows of those networks (random split: the family 25 machine's PyTorch 2 rows 7.9 -> 11.1 %). */
 			if (k >= AB_MIN_SCALE_ROWS) {
 				size_t q = 0;
 				for (size_t i = 0; i < k; i++) {
