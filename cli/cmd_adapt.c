@@ -1,7 +1,8 @@
 /*
  * cmd_adapt.c — `abacus adapt`: few-shot for a new machine. K rows measured on the machine a profile
  * describes fit the one factor that so few rows can support across the zoo (the median ratio of measured
- * to predicted time; the profile already prices each kind of work) and become the profile's shots, which
+ * to predicted time, weighed against the bundle's prior that a machine priced from its profile needs none:
+ * abacus_predictor_shot_factor; the profile already prices each kind of work) and become the profile's shots, which
  * correct the configurations near them (machine.c ab_shot_correction); both are saved in the profile and
  * applied by `abacus predict --machine`. With --measure K it first measures K configurations chosen to cover the
  * kinds of network in the zoo (through `abacus profile`).
@@ -20,7 +21,8 @@
 
 static const char description[] =
 	"Few-shot for a machine: the 'ok' rows of ROWS.csv measured on the machine the profile describes\n"
-	"(its machine id) fit one time factor, the median of measured / predicted time (the 'adapt' line), and\n"
+	"(its machine id) fit one time factor, the median of measured / predicted time shrunk toward 1 by how\n"
+	"far the bundle's training machines scattered around their profiles' prices (the 'adapt' line), and\n"
 	"become the profile's shots ('shot' lines): 'abacus predict --machine FILE' applies the factor, and\n"
 	"corrects a configuration near a shot (the same network at another batch or optimizer, or one of the\n"
 	"same make-up) by what that shot was off beyond it. Written into the profile (or --out); an earlier\n"
@@ -40,12 +42,6 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 /* Runs `abacus profile` for the first k coverage networks on the profile's thread count. */
@@ -144,17 +140,18 @@ static int shoot_rows(double *lr, double *before, size_t *k, size_t *other, cons
 	return 0;
 }
 
-/* The one time factor a few rows support: the median of measured / predicted (lr[i] is its log for row i,
- * before[i] the row's relative error; before is reused as scratch). *mre0 and *mre1: the rows' mean
- * relative error before and after (in-sample). */
-static double fit_factor(const double *lr, double *before, size_t k, double *mre0, double *mre1)
+/* The one time factor a few rows support: the median of measured / predicted shrunk toward 1 by the bundle's
+ * prior (abacus_predictor_shot_factor; lr[i] is its log for row i, before[i] the row's relative error;
+ * before is reused as scratch). *mre0 and *mre1: the rows' mean relative error before and after
+ * (in-sample); *prior: the prior's weight in rows. */
+static double fit_factor(const abacus_predictor *p, int threads, const double *lr, double *before, size_t k,
+                         double *mre0, double *mre1, double *prior)
 {
 	*mre0 = *mre1 = 0;
 	for (size_t i = 0; i < k; i++)
 		*mre0 += before[i];
 	memcpy(before, lr, k * sizeof *lr);
-	qsort(before, k, sizeof *before, cmp_double);
-	double med = k % 2 ? before[k / 2] : 0.5 * (before[k / 2 - 1] + before[k / 2]), f = exp(med);
+	double f = abacus_predictor_shot_factor(p, before, k, threads, prior);
 	for (size_t i = 0; i < k; i++)
 		*mre1 += fabs(exp(lr[i]) - f) / exp(lr[i]); /* |f·pred − T| / T with pred = T / exp(lr) */
 	return f;
@@ -245,7 +242,7 @@ int cmd_adapt(int argc, char **argv)
 		        other_id ? ", e.g. " : "", other_id ? other_id : "", machine);
 		goto done;
 	}
-	double mre0, mre1, f = fit_factor(lr, before, k, &mre0, &mre1);
+	double mre0, mre1, prior, f = fit_factor(p, abacus_machine_threads(m), lr, before, k, &mre0, &mre1, &prior);
 	if (abacus_machine_adapt(m, f, (int)k, &err)) {
 		rc = cli_fail(&err);
 		goto done;
@@ -265,8 +262,9 @@ int cmd_adapt(int argc, char **argv)
 	abacus_buffer_free(text);
 	if (wr != CLI_OK)
 		goto done;
-	printf("machine %s: %zu row%s measured here%s; time factor %.4f (measured / predicted, median)\n",
-	       abacus_machine_id(m), k, k > 1 ? "s" : "", other ? " (rows of other machines ignored)" : "", f);
+	printf("machine %s: %zu row%s measured here%s; time factor %.4f (measured / predicted: the median, weighed "
+	       "against the bundle's prior of %.1f rows that a machine's factor is 1)\n",
+	       abacus_machine_id(m), k, k > 1 ? "s" : "", other ? " (rows of other machines ignored)" : "", f, prior);
 	printf("  time MRE on those rows: %.2f %% from the profile alone, %.2f %% adapted (in-sample)\n",
 	       100 * mre0 / (double)k, 100 * mre1 / (double)k);
 	printf("  each row predicted from the factor and the other rows (leave-one-out, local correction): %.2f %%\n",

@@ -404,6 +404,13 @@ size_t abacus_predictor_n_hw(const abacus_predictor *p);
 const char *abacus_predictor_hw(const abacus_predictor *p, size_t i);
 /* The median speed index (calib_s) of the training rows measured on `hw`, or -1 when it is unknown. */
 double abacus_predictor_calib(const abacus_predictor *p, const char *hw);
+/* Few-shot (`abacus adapt`): the time factor that n rows of a machine priced from its profile (running
+ * `threads` threads) support, from their log ratios measured / predicted (reordered): their median, shrunk
+ * toward 1 by the prior the bundle learnt of how far machines scatter (n / (n + its prior rows)). 1 for
+ * n = 0; without that prior (a bundle of before 2026-12-07), the median alone. *prior_rows (may be NULL):
+ * the prior's weight in rows, 0 when the bundle has none. */
+double abacus_predictor_shot_factor(const abacus_predictor *p, double *log_ratios, size_t n, int threads,
+                                    double *prior_rows);
 
 typedef struct abacus_prediction {
 	double time_s, time_lo_s, time_hi_s;                       /* one training iteration, 90 % interval */

@@ -104,7 +104,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 			sh[i].log_batch = log((double)ex->rows[shots[i]]->batch);
 			ab_composition(sh[i].comp, ex->X + shots[i] * (size_t)ex->d);
 		}
-		f = exp(ab_quantile(lr, ns, 0.5));
+		f = exp(ab_shot_log_factor(&m, lr, ns, ex->hw_threads[ex->hw[shots[0]]]));
 		ab_free(lr);
 	}
 	if (scale)

@@ -790,8 +790,11 @@ static void forward_pass(const abacus_analysis *a, storages *st, sim *s, const s
 			s->overflow = 1;
 		add(s, &s->extra, handles(a, L, ns));
 		/* Transient buffers of the forward kernel itself, live with its outputs and saved tensors. */
-		add(s, NULL, k->fwd_workspace);
-		sub(s, NULL, k->fwd_workspace);
+		int64_t fws = k->fwd_workspace;
+		if (a->layer_view[L] != AB_LAYER_FUSED)
+			ab_sat_add(&fws, k->row_major_copy);
+		add(s, NULL, fws);
+		sub(s, NULL, fws);
 		/* Free inputs whose last consumer this was, unless saved or a graph output. */
 		for (int i = 0; i < n->n_in; i++) {
 			int t = n->in[i];
@@ -1045,6 +1048,8 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	 * member of a decomposed operator runs no backward of its own: LayerNorm's Mul by γ is no
 	 * broadcasting product's backward in PyTorch's one kernel). */
 	int64_t ws = a->layer_view[L] == AB_LAYER_FUSED || !st->reach[L] ? 0 : k->bwd_workspace;
+	if (a->layer_view[L] != AB_LAYER_FUSED && st->reach[L])
+		ab_sat_add(&ws, k->row_major_copy);
 	if (view && (ab_node_flags(n) & AB_OP_PARTS))
 		split_backward(a, st, s, n);
 	add(s, NULL, ws + s->accum);

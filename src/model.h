@@ -190,6 +190,11 @@ typedef struct ab_model {
 	 * machine was too wide for the one-thread machines here (99-100 % held) and too narrow for the noisy
 	 * two-thread ones (63-67 %). */
 	double q_time_thr[2][2];
+	/* Profile mode: how many rows of a new machine weigh as much as the prior that its time factor is 1
+	 * (ab_shot_log_factor), for a machine of one thread [0] and of more [1]: the leave-one-machine-out
+	 * residuals' spread within such machines over the spread of the machines' median residuals. 0: no prior
+	 * (a model without machine folds: the shots' median alone). */
+	double shot_prior_rows[2];
 	ab_novelty nov;                /* the training graphs' compositions; the memory weight and widenings */
 	unsigned char hw_seen[AB_MAX_HW]; /* the trees were trained on rows of this hardware id (AB_X_HW) */
 } ab_model;
@@ -200,6 +205,10 @@ const double *ab_model_x(const ab_model *m, const ab_examples *ex, size_t r, dou
 
 /* One layer's part of the analytic time base (per unit of calib) under the fitted coefficients. */
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t layer, int threads);
+/* The few-shot time factor's log from the log residuals lr[0..n) (measured / predicted) of the rows of a new
+ * machine running `threads` threads: their median, shrunk toward 0 by n / (n + its shot_prior_rows). lr is
+ * reordered. */
+double ab_shot_log_factor(const ab_model *m, double *lr, size_t n, int threads);
 /* The time quantiles a profile-mode model gives a machine running `threads` threads (q_time_thr). */
 const double *ab_profile_quantiles(const ab_model *m, int threads);
 /* The optimizer step's and gradient writes' part (per unit of calib): the parameter terms. */

@@ -52,6 +52,8 @@ typedef struct ab_cost {
 	int64_t graph_bytes;     /* bytes the forward's autograd records hold until the graph is destroyed
 	                          * (after the optimizer step), not freed by this layer's backward */
 	int64_t bwd_workspace;   /* bytes the backward holds transiently beside its gradients (oneDNN) */
+	int64_t row_major_copy;  /* a fused LayerNorm over a strided view: the row-major copy of its input that
+	                          * its forward and its backward each hold while they run (runtime_torch_fusion.c) */
 	int slow_path;           /* AB_SLOW_* bits: PyTorch runs its im2col + BLAS convolution, not oneDNN */
 	double dw_weight[2];     /* a depthwise convolution's time per forward and per backward FLOP, in
 	                          * units of a plain 3×3's (the runtime's conv_kernel); 0: not depthwise */

@@ -27,7 +27,10 @@
  *                                                rows of the machines that have a profile
  *   base <K> <c_1> ... <c_K>   seconds per unit of each term per second of its measured profile rate
  *   profile_intervals <time q05> <time q95> <widen_t>   from leave-one-machine-out residuals (widen_t:
- *                                                      version 17)
+ *                                                      version 17), then optionally the q05 and q95 of one
+ *                                                      thread and of more, then the few-shot factor's
+ *                                                      prior in rows, of one thread and of more (model.h
+ *                                                      shot_prior_rows)
  *   ensemble profile_time ...
  *   end
  *
@@ -298,6 +301,15 @@ double abacus_predictor_calib(const abacus_predictor *p, const char *hw)
 	return h < 0 ? -1 : p->m.calib[h];
 }
 
+double abacus_predictor_shot_factor(const abacus_predictor *p, double *log_ratios, size_t n, int threads,
+                                    double *prior_rows)
+{
+	const ab_model *m = p->has_profile ? &p->pm : &p->m; /* (a model without machine folds: prior 0) */
+	if (prior_rows)
+		*prior_rows = m->shot_prior_rows[threads > 1];
+	return exp(ab_shot_log_factor(m, log_ratios, n, threads));
+}
+
 /* The feature vector and the analytic time terms of `a` on hardware running `threads` threads. */
 static int vector_and_terms(double *x, size_t cap, double terms[AB_TIME_TERMS], const abacus_predictor *p,
                             const abacus_analysis *a, int threads, int hw, abacus_error *err)
@@ -551,9 +563,9 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 		ab_buf_printf(&b, "\nbase %d", AB_TIME_TERMS);
 		for (int i = 0; i < AB_TIME_TERMS; i++)
 			ab_buf_printf(&b, " %a", p->pm.coef[0][i]);
-		ab_buf_printf(&b, "\nprofile_intervals %a %a %a %a %a %a %a\n", p->pm.q_time[0], p->pm.q_time[1],
+		ab_buf_printf(&b, "\nprofile_intervals %a %a %a %a %a %a %a %a %a\n", p->pm.q_time[0], p->pm.q_time[1],
 		              p->pm.nov.widen_t, p->pm.q_time_thr[0][0], p->pm.q_time_thr[0][1], p->pm.q_time_thr[1][0],
-		              p->pm.q_time_thr[1][1]);
+		              p->pm.q_time_thr[1][1], p->pm.shot_prior_rows[0], p->pm.shot_prior_rows[1]);
 		put_ensemble(&b, "profile_time", &p->pm.time);
 	}
 	ab_buf_printf(&b, "end\n");
@@ -830,16 +842,21 @@ static int get_profile_section(reader *r, abacus_predictor *p, int version, abac
 	if (next_line(r) || parse_base(r->buf, p->pm.coef[0], bundle_terms(version)))
 		return bad(r, err, "expected the profile model's 'base <K> <c_1> ... <c_K>'");
 	/* Then, since 2026-12-06 (no new version: a reader of version 19 before it reads the first three), the
-	 * quantiles by thread count, one thread and more (model.h q_time_thr); without them, q05 and q95. */
+	 * quantiles by thread count, one thread and more (model.h q_time_thr); without them, q05 and q95. And
+	 * since 2026-12-07 the few-shot factor's prior in rows (model.h shot_prior_rows; without it 0: the
+	 * shots' median alone, as before). */
 	int want = version >= 17 ? 3 : 2;
 	double *qt = &p->pm.q_time_thr[0][0];
+	double *sp = p->pm.shot_prior_rows;
+	sp[0] = sp[1] = 0;
 	int got = next_line(r) ? 0 :
-	          sscanf(r->buf, "profile_intervals %la %la %la %la %la %la %la", &p->pm.q_time[0], &p->pm.q_time[1],
-	                 &p->pm.nov.widen_t, &qt[0], &qt[1], &qt[2], &qt[3]);
-	if (got < want || (got > 3 && got != 7) || !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1]) ||
-	    !(p->pm.nov.widen_t >= 0) || !isfinite(p->pm.nov.widen_t))
+	          sscanf(r->buf, "profile_intervals %la %la %la %la %la %la %la %la %la", &p->pm.q_time[0],
+	                 &p->pm.q_time[1], &p->pm.nov.widen_t, &qt[0], &qt[1], &qt[2], &qt[3], &sp[0], &sp[1]);
+	if (got < want || (got > 3 && got != 7 && got != 9) || !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1]) ||
+	    !(p->pm.nov.widen_t >= 0) || !isfinite(p->pm.nov.widen_t) || !(sp[0] >= 0) || !isfinite(sp[0]) ||
+	    !(sp[1] >= 0) || !isfinite(sp[1]))
 		return bad(r, err, version >= 17 ? "expected 'profile_intervals <q05> <q95> <widen> [<q05> <q95> of one "
-		                                   "thread, of more]'" :
+		                                   "thread, of more [<the few-shot prior's rows of one thread, of more>]]'" :
 		                                   "expected 'profile_intervals <q05> <q95>'");
 	for (int k = 0; k < 4; k++)
 		if (got < 7)

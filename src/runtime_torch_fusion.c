@@ -25,6 +25,7 @@
 
 #include "analysis.h"
 #include "runtime.h"
+#include "util.h"
 
 /* The layer that produces tensor t, if it is a layer (not folded, not an input) running `op`. */
 static int producer(const abacus_analysis *a, int t, const char *op)
@@ -74,6 +75,24 @@ static void fuse(abacus_analysis *a, int node)
 	a->fused_bytes += (double)L->bytes_read + (double)L->bytes_written;
 }
 
+/* Whether activation t is a permuted view whose elements are not in row-major order: the output of a
+ * permutation other than the identity, unless it is NCHW → NHWC of a channels-last map (row-major then). */
+static int strided_input(const abacus_analysis *a, int t)
+{
+	int p = t >= 0 ? a->g->tensors[t].producer : -1;
+	if (p < 0 || !(ab_node_flags(nd(a, p)) & AB_OP_PERMUTE) || nd(a, p)->n_in < 1 || nd(a, p)->in[0] < 0)
+		return 0;
+	size_t np = 0;
+	const int64_t *perm = ab_attr_ints(nd(a, p), "perm", &np);
+	if (!perm)
+		return a->shapes[t].rank > 1; /* (no perm: the axes reversed) */
+	int identity = 1;
+	for (size_t i = 0; i < np; i++)
+		identity &= perm[i] == (int64_t)i;
+	int to_nhwc = np == 4 && perm[0] == 0 && perm[1] == 2 && perm[2] == 3 && perm[3] == 1;
+	return !identity && !(to_nhwc && a->cl[nd(a, p)->in[0]]);
+}
+
 /* Div(x − mean(x), sqrt(mean((x − mean(x))²) + eps)); returns 1 when `div` ends a LayerNorm. */
 static int layer_norm(abacus_analysis *a, int div)
 {
@@ -102,6 +121,29 @@ static int layer_norm(abacus_analysis *a, int div)
 		return 0;
 	a->fused_save[a->node_layer[m1]] = x;
 	a->fused_save[a->node_layer[div]] = AB_SAVE_NOTHING;
+	/* native_layer_norm also keeps each row's mean and reciprocal deviation for its backward, a float each
+	 * (the ONNX LayerNormalization op's two statistics, ops_nn.c ab_cost_norm): nothing beside a
+	 * transformer's rows of hundreds, but a quarter to a third of the input over a LayerNorm2d's rows of a
+	 * few dozen channels. Measured (collector tracker, live bytes after each module's forward, one thread):
+	 * a generated CNN's LayerNorm2d over 6 and 18 channels at 128² and 64², batch 4, added its output plus
+	 * 0.50 and 0.125 MiB, 8 bytes a row; without them its simulated peak was 5.4 % low. */
+	/* Over a permuted view that is not row-major (a LayerNorm2d's x.permute(0, 2, 3, 1) of an NCHW map;
+	 * of a channels-last one it is row-major: analysis.c a->cl), native_layer_norm and its backward each
+	 * work on a row-major copy of x (X = input.contiguous()), held while the kernel runs: measured
+	 * (tracker, batch 4, 112 channels at 96², conv → LayerNorm2d → ReLU) the backward peaked one input
+	 * size above the simulation without it, and a generated CNN whose stem is such a LayerNorm over a
+	 * 16 MiB map (gen_cnn_s000104) was simulated 38 % short. */
+	if (strided_input(a, x)) {
+		int64_t b = a->shapes[x].known ? a->shapes[x].numel : 0;
+		ab_sat_mul(&b, ab_dtype_size(a->shapes[x].dtype));
+		a->costs[a->node_layer[div]].row_major_copy = b;
+	}
+	const ab_shape *stats = &a->shapes[nd(a, m1)->out[0]];
+	if (stats->known && stats->numel > 0) {
+		int64_t b = stats->numel;
+		ab_sat_mul(&b, 8);
+		ab_sat_add(&a->costs[a->node_layer[div]].extra_bytes, b);
+	}
 	fuse(a, m1);
 	fuse(a, sub);
 	fuse(a, sqr);
@@ -284,6 +326,11 @@ void ab_torch_mark_fused(abacus_analysis *a)
 				a->layer_view[l] = AB_LAYER_NORM_END;
 				a->costs[l].strided_grad_buffers = a->costs[a->node_layer[p]].strided_grad_buffers;
 				a->costs[a->node_layer[p]].strided_grad_buffers = 0;
+				/* (and the statistics and copies the kernel keeps: a fused layer's are not counted) */
+				ab_cost *from = &a->costs[a->node_layer[p]], *to = &a->costs[l];
+				ab_sat_add(&to->extra_bytes, from->extra_bytes);
+				ab_sat_add(&to->row_major_copy, from->row_major_copy);
+				from->extra_bytes = from->row_major_copy = 0;
 				/* The pattern's input is kept where it is still alive: at a GroupNorm's kernel, which
 				 * names it; a LayerNorm names it at its first node and passes the end mark along. */
 				int pl = a->node_layer[p];

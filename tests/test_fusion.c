@@ -14,20 +14,30 @@
 abacus_analysis *t_analyze(tb_model *m, int64_t batch, abacus_graph **g, abacus_error *err);
 
 /* LayerNorm of x over its last axis as torch.onnx writes it at opset 14 (9 nodes with the affine
- * Mul/Add; weights two, eps, gamma, beta declared by the caller); intermediate names are fixed. */
-static void layer_norm(tb_model *m, const char *x, const char *y)
+ * Mul/Add; weights two, eps, gamma, beta declared by the caller); the intermediates' names begin with p
+ * (two LayerNorms in one graph need two prefixes). */
+static void layer_norm_named(tb_model *m, const char *p, const char *x, const char *y)
 {
-	tb_node(m, "ReduceMean", L(x), L("m1"));
+	char n[8][16];
+	static const char *suffix[8] = { "m1", "d", "p", "m2", "e", "s", "n", "g" };
+	for (int i = 0; i < 8; i++)
+		snprintf(n[i], sizeof n[i], "%s%s", p, suffix[i]);
+	tb_node(m, "ReduceMean", L(x), L(n[0]));
 	tb_attr_ints(m, "axes", D(-1));
-	tb_node(m, "Sub", L(x, "m1"), L("d"));
-	tb_node(m, "Pow", L("d", "two"), L("p"));
-	tb_node(m, "ReduceMean", L("p"), L("m2"));
+	tb_node(m, "Sub", L(x, n[0]), L(n[1]));
+	tb_node(m, "Pow", L(n[1], "two"), L(n[2]));
+	tb_node(m, "ReduceMean", L(n[2]), L(n[3]));
 	tb_attr_ints(m, "axes", D(-1));
-	tb_node(m, "Add", L("m2", "eps"), L("e"));
-	tb_node(m, "Sqrt", L("e"), L("s"));
-	tb_node(m, "Div", L("d", "s"), L("n"));
-	tb_node(m, "Mul", L("n", "gamma"), L("g"));
-	tb_node(m, "Add", L("g", "beta"), L(y));
+	tb_node(m, "Add", L(n[3], "eps"), L(n[4]));
+	tb_node(m, "Sqrt", L(n[4]), L(n[5]));
+	tb_node(m, "Div", L(n[1], n[5]), L(n[6]));
+	tb_node(m, "Mul", L(n[6], "gamma"), L(n[7]));
+	tb_node(m, "Add", L(n[7], "beta"), L(y));
+}
+
+static void layer_norm(tb_model *m, const char *x, const char *y) /* (intermediate names fixed) */
+{
+	layer_norm_named(m, "", x, y);
 }
 
 /* x: batch×16×32. LayerNorm over the last axis as torch.onnx writes it at opset 14 (9 nodes with the
@@ -112,7 +122,8 @@ void test_fusion_patterns(void)
  * with 8 groups: Reshape → InstanceNormalization → Reshape → Mul γ → Add β; and single nodes, 5 Tanh,
  * 6 PRelu with a slope per feature, 7 Relu) → y → MatMul(W2).
  * PyTorch keeps h for the activation's backward and y for the second product's: 2 × batch × 64 × 4
- * bytes, whatever the decomposition's intermediates (which it never materialises). Autograd records
+ * bytes, whatever the decomposition's intermediates (which it never materialises), and a norm its rows'
+ * statistics. Autograd records
  * (tests.h REC): the Nodes of the two products and of the pattern's kernel (its last node; the fused
  * members make none), and the handles of h (kept by the pattern) and y (by the second product). */
 static tb_model *act_between(int kind)
@@ -188,7 +199,11 @@ void test_fusion_memory(void)
 		/* GroupNorm's two Reshapes are views outside the fused members and keep a Node each, though
 		 * PyTorch runs F.group_norm as one operation without them (reported with the records rule). */
 		int64_t reshapes = kind == 4 ? REC(2, 0) : 0;
-		CHECK_EQ_I64(M->saved, 2 * 4 * 64 * 4 + REC(3, 2) + reshapes);
+		/* The norms' kernels keep a mean and a reciprocal deviation (floats) per row for their backward:
+		 * LayerNorm's 4 rows, GroupNorm's 4 × 8 groups (measured on a generated CNN's LayerNorm2d:
+		 * runtime_torch_fusion.c layer_norm). */
+		int64_t stats = kind == 2 ? 2 * 4 * 4 : kind == 4 ? 2 * 4 * 4 * 8 : 0;
+		CHECK_EQ_I64(M->saved, 2 * 4 * 64 * 4 + REC(3, 2) + reshapes + stats);
 		abacus_analysis_free(a);
 		abacus_graph_free(g);
 	}
@@ -403,6 +418,56 @@ void test_bias_epilogue(void)
 	}
 	CHECK_EQ_I64(abacus_analysis_memory(a)->saved, 1024 + REC(3, 1));
 	CHECK_EQ_I64(abacus_analysis_totals(a)->params, 16 * 32 + 32 + 32 * 8);
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+}
+
+/* Two LayerNorm2d (permute to NHWC, LayerNorm over the 8 channels, permute back) on a [2, 8, 6, 6] map, a
+ * 1×1 convolution between. The first reads a permuted NCHW map: its kernel works on a row-major copy of it
+ * (2 × 8 × 36 floats = 2304 bytes), forward and backward; the second's input is the convolution's output,
+ * channels-last after the first's permute back, so its permute is row-major and nothing is copied. Each
+ * kernel keeps its 72 rows' mean and reciprocal deviation, 576 bytes (runtime_torch_fusion.c layer_norm). */
+void test_layernorm2d_copies(void);
+void test_layernorm2d_copies(void)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 6, 6));
+	tb_weight(m, "two", D(1));
+	tb_weight(m, "eps", D(1));
+	tb_weight(m, "gamma", D(8));
+	tb_weight(m, "beta", D(8));
+	tb_weight(m, "w", D(8, 8, 1, 1));
+	tb_node(m, "Transpose", L("x"), L("xt"));
+	tb_attr_ints(m, "perm", D(0, 2, 3, 1));
+	layer_norm_named(m, "a", "xt", "y1");
+	tb_node(m, "Transpose", L("y1"), L("z1"));
+	tb_attr_ints(m, "perm", D(0, 3, 1, 2));
+	tb_node(m, "Conv", L("z1", "w"), L("c"));
+	tb_node(m, "Transpose", L("c"), L("ct"));
+	tb_attr_ints(m, "perm", D(0, 2, 3, 1));
+	layer_norm_named(m, "b", "ct", "y2");
+	tb_node(m, "Transpose", L("y2"), L("out"));
+	tb_attr_ints(m, "perm", D(0, 3, 1, 2));
+	tb_output(m, "out");
+	abacus_graph *g;
+	abacus_error err;
+	abacus_analysis *a = t_analyze(m, 2, &g, &err);
+	CHECK(a != NULL);
+	if (!a)
+		return;
+	int copies = 0, kernels = 0;
+	int64_t copied = 0;
+	for (size_t l = 0; l < a->n_layers; l++) {
+		if (a->layer_view[l] != AB_LAYER_KERNEL || strcmp(a->g->nodes[a->layer_node[l]].op, "Add") ||
+		    a->costs[l].extra_bytes != 2 * 4 * 72)
+			continue;
+		kernels++;
+		copies += a->costs[l].row_major_copy > 0;
+		copied += a->costs[l].row_major_copy;
+	}
+	CHECK_EQ_I64(kernels, 2);
+	CHECK_EQ_I64(copies, 1);
+	CHECK_EQ_I64(copied, 2 * 8 * 36 * 4);
 	abacus_analysis_free(a);
 	abacus_graph_free(g);
 }

@@ -656,13 +656,13 @@ void test_profile_thread_quantiles(void)
 		CHECK(abacus_analyze(&a, g, &cfg, &err) == 0);
 	if (!p || !a || !m2 || abacus_predictor_save(&buf, &len, p, &err))
 		goto out;
-	/* Seven fields, as written. */
+	/* Nine fields, as written (the last two the few-shot prior: test_shot_prior); seven are read as well. */
 	const char *line = strstr(buf, "\nprofile_intervals ");
 	CHECK(line != NULL);
-	double v[8];
+	double v[10];
 	if (line)
-		CHECK(sscanf(line + 1, "profile_intervals %la %la %la %la %la %la %la %la", &v[0], &v[1], &v[2], &v[3], &v[4],
-		             &v[5], &v[6], &v[7]) == 7);
+		CHECK(sscanf(line + 1, "profile_intervals %la %la %la %la %la %la %la %la %la %la", &v[0], &v[1], &v[2], &v[3],
+		             &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) == 9);
 	char text[256];
 	snprintf(text, sizeof text, "profile_intervals %a %a %a -0.2 0.4 -0.4 0.1", v[0], v[1], v[2]);
 	edited = with_profile_intervals(buf, text);
@@ -690,12 +690,19 @@ void test_profile_thread_quantiles(void)
 	abacus_predictor_free(q);
 	q = NULL;
 	free(edited);
-	/* Five fields: neither form. */
-	snprintf(text, sizeof text, "profile_intervals %a %a %a -0.2 0.4", v[0], v[1], v[2]);
-	edited = with_profile_intervals(buf, text);
-	CHECK(edited && abacus_predictor_load(&q, edited, strlen(edited), &err) == ABACUS_EPARSE);
-	CHECK(q == NULL);
-	CHECK_STR_CONTAINS(err.msg, "of one thread, of more");
+	/* Five fields: neither form; eight: neither (the prior has a value per thread count); a negative prior. */
+	static const char *const bad[] = { "-0.2 0.4", "-0.2 0.4 -0.4 0.1 3", "-0.2 0.4 -0.4 0.1 3 -1" };
+	for (int k = 0; k < 3; k++) {
+		snprintf(text, sizeof text, "profile_intervals %a %a %a %s", v[0], v[1], v[2], bad[k]);
+		edited = with_profile_intervals(buf, text);
+		CHECK(edited && abacus_predictor_load(&q, edited, strlen(edited), &err) == ABACUS_EPARSE);
+		CHECK(q == NULL);
+		CHECK_STR_CONTAINS(err.msg, "of one thread, of more");
+		if (k < 2) {
+			free(edited);
+			edited = NULL;
+		}
+	}
 out:
 	free(edited);
 	abacus_buffer_free(buf);
@@ -706,5 +713,80 @@ out:
 	abacus_machine_free(ms[0]);
 	abacus_machine_free(ms[1]);
 	abacus_machine_free(m2);
+	abacus_dataset_free(d);
+}
+
+/* The few-shot factor (abacus_predictor_shot_factor): the median of the rows' log ratios shrunk toward 0 by
+ * n / (n + the bundle's prior rows), which leave-one-machine-out residuals of the training machines set
+ * (three here, each priced exactly by its profile: their medians scatter little, so the prior is strong).
+ * The prior survives save and load; a bundle whose profile_intervals line lacks it (of before 2026-12-07)
+ * takes the median alone. */
+void test_shot_prior(void);
+void test_shot_prior(void)
+{
+	abacus_dataset *d = NULL;
+	CHECK(three_machines(&d) == 0);
+	if (!d)
+		return;
+	char ta[4096], tb[4096], tc[4096];
+	abacus_error err;
+	abacus_machine *ms[3];
+	ms[0] = profile_machine(ta, sizeof ta, "mA", 1.0);
+	ms[1] = profile_machine(tb, sizeof tb, "mB", 2.0);
+	ms[2] = profile_machine(tc, sizeof tc, "mC", 0.5);
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 30;
+	o.machines = (const abacus_machine *const *)ms;
+	o.n_machines = 3;
+	abacus_predictor *p = NULL, *q = NULL, *old = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	CHECK(abacus_train(&p, &d, 1, &o, &err) == 0);
+	if (!p)
+		goto out;
+	double lr[10], prior = -1, prior2 = -1;
+	CHECK(abacus_predictor_shot_factor(p, lr, 0, 1, &prior) == 1);
+	CHECK(prior > 0 && isfinite(prior));
+	for (int i = 0; i < 10; i++)
+		lr[i] = 0.3 + 0.01 * (i % 3); /* median 0.31 */
+	double f = abacus_predictor_shot_factor(p, lr, 10, 1, &prior);
+	if (getenv("ABACUS_TEST_VERBOSE"))
+		printf("  prior %.3f rows, ten rows at +0.31: factor %.4f\n", prior, f);
+	CHECK(fabs(log(f) - 0.31 * 10 / (10 + prior)) < 1e-12);
+	CHECK(f > 1 && f < exp(0.31));
+	/* No machine of two threads trained it: their prior is the one-thread machines' spread too. */
+	CHECK(fabs(abacus_predictor_shot_factor(p, lr, 10, 2, &prior2) - f) < 1e-12 && prior2 == prior);
+	/* Saved and loaded: the same prior to the bit. */
+	CHECK(abacus_predictor_save(&text, &len, p, &err) == 0);
+	CHECK(text && abacus_predictor_load(&q, text, len, &err) == 0);
+	if (q) {
+		CHECK(abacus_predictor_shot_factor(q, lr, 10, 1, &prior2) == f);
+		CHECK(prior2 == prior);
+	}
+	/* The line of before: the first seven values only. */
+	char *line = text ? strstr(text, "\nprofile_intervals ") : NULL;
+	CHECK(line != NULL);
+	if (line) {
+		char *v = line + 1;
+		for (int k = 0; k < 8 && v; k++)
+			v = strchr(v + 1, ' ');
+		char *eol = v ? strchr(v, '\n') : NULL;
+		CHECK(v && eol);
+		if (v && eol) {
+			memmove(v, eol, strlen(eol) + 1);
+			CHECK(abacus_predictor_load(&old, text, strlen(text), &err) == 0);
+			if (old) {
+				CHECK(fabs(log(abacus_predictor_shot_factor(old, lr, 10, 1, &prior2)) - 0.31) < 1e-12);
+				CHECK(prior2 == 0);
+			}
+		}
+	}
+out:
+	abacus_buffer_free(text);
+	abacus_predictor_free(old);
+	abacus_predictor_free(q);
+	abacus_predictor_free(p);
+	for (int i = 0; i < 3; i++)
+		abacus_machine_free(ms[i]);
 	abacus_dataset_free(d);
 }
