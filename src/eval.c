@@ -145,7 +145,8 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		if (ns) {
 			double comp[AB_COMP_DIM];
 			ab_composition(comp, ex->X + r * (size_t)ex->d);
-			local = exp(ab_shot_correction(sh, ns, SIZE_MAX, log(f), comp, log((double)ex->rows[r]->batch)));
+			local = exp(ab_shot_correction(sh, ns, SIZE_MAX, log(f), comp, log((double)ex->rows[r]->batch),
+			                               ab_shot_local_prior(&m, ex->hw_threads[ex->hw[shots[0]]])));
 		}
 		t_adj *= f * local;
 		t_raw *= f * local;

@@ -375,11 +375,17 @@ const char *abacus_machine_rate_name(size_t i)
  * bandwidth 0.05 / 0.1 with prior 0.5 and 0.05 with prior 1 gave one thread 17.3 / 16.5 / 17.9 % (one factor
  * alone: 20.0 %), the capped CPU 9.7 / 9.5 / 9.7 % (12.3 %), the Intel VM 16.7 / 16.1 / 16.6 % (18.5 %);
  * with ten shots (few rows have a shot near them) the one-thread machines moved by under 0.5 point and the
- * two-thread ones got 1.5-2.5 points worse (their shots are as noisy as their rows: noise floor 40-47 %). */
+ * two-thread ones got 1.5-2.5 points worse (their shots are as noisy as their rows: noise floor 40-47 %).
+ * Since 2026-12-07 the prior weight k0 of a machine of more than one thread is AB_SHOT_PRIOR times how much
+ * heavier the bundle's few-shot prior is for such machines (model.c ab_shot_local_prior, about 9.5× in the
+ * committed bundle): leave one machine out with ten shots, rows of ff0791e, 18.90 -> 18.79 % (the family 25
+ * two-thread machine 56.3 -> 53.8 %, zero-shot 54.3 %; the capped one 58.3 -> 59.0 %; one thread unchanged).
+ * `abacus adapt`'s leave-one-out figure (abacus_machine_shot_loo) keeps AB_SHOT_PRIOR: the profile alone does
+ * not know the bundle's prior. */
 double ab_shot_correction(const ab_shot *s, size_t n, size_t skip, double a, const double comp[AB_COMP_DIM],
-                          double log_batch)
+                          double log_batch, double k0)
 {
-	const double h = AB_SHOT_BANDWIDTH, beta = AB_SHOT_BATCH_WEIGHT, k0 = AB_SHOT_PRIOR;
+	const double h = AB_SHOT_BANDWIDTH, beta = AB_SHOT_BATCH_WEIGHT;
 	double sw = 0, swr = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (i == skip)
@@ -416,6 +422,6 @@ double abacus_machine_shot_loo(const abacus_machine *m, size_t i)
 	if (i >= m->n_shots)
 		return NAN;
 	const ab_shot *s = &m->shots[i];
-	double a = log(m->adapt), pred = a + ab_shot_correction(m->shots, m->n_shots, i, a, s->comp, s->log_batch);
+	double a = log(m->adapt), pred = a + ab_shot_correction(m->shots, m->n_shots, i, a, s->comp, s->log_batch, AB_SHOT_PRIOR);
 	return fabs(exp(pred) - exp(s->lr)) / exp(s->lr); /* both relative to the bare prediction */
 }

@@ -54,7 +54,9 @@ typedef struct ab_shot {
 /* The log correction the shots give a configuration at (comp, log_batch) beyond the machine's common factor
  * exp(a): a kernel-weighted mean of the shots' lr − a, shrunk towards 0 (machine.c says how). */
 double ab_shot_correction(const ab_shot *s, size_t n, size_t skip, double a, const double comp[AB_COMP_DIM],
-                          double log_batch);   /* skip: a shot left out (leave-one-out), SIZE_MAX for none */
+                          double log_batch, double prior); /* skip: a shot left out (leave-one-out), SIZE_MAX for
+                                                            * none; prior: the shrinking weight, AB_SHOT_PRIOR or
+                                                            * more for noisier machines (ab_shot_local_prior) */
 
 struct abacus_machine {
 	char id[96];

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "machine.h"
 #include "model.h"
 #include "runtime.h"
 #include "names.h"
@@ -896,6 +897,12 @@ double ab_shot_log_factor(const ab_model *m, double *lr, size_t n, int threads)
 	if (!n)
 		return 0;
 	return ab_quantile(lr, n, 0.5) * (double)n / ((double)n + m->shot_prior_rows[threads > 1]);
+}
+
+double ab_shot_local_prior(const ab_model *m, int threads)
+{
+	const double *k = m->shot_prior_rows;
+	return AB_SHOT_PRIOR * (threads > 1 && k[0] > 0 && k[1] > 0 ? k[1] / k[0] : 1);
 }
 
 const double *ab_profile_quantiles(const ab_model *m, int threads)

@@ -209,6 +209,10 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
  * machine running `threads` threads: their median, shrunk toward 0 by n / (n + its shot_prior_rows). lr is
  * reordered. */
 double ab_shot_log_factor(const ab_model *m, double *lr, size_t n, int threads);
+/* The local correction's prior weight (machine.h ab_shot_correction) for a machine running `threads`
+ * threads: AB_SHOT_PRIOR for one thread, scaled by how much noisier the model found machines of more
+ * (shot_prior_rows[1] / shot_prior_rows[0]). */
+double ab_shot_local_prior(const ab_model *m, int threads);
 /* The time quantiles a profile-mode model gives a machine running `threads` threads (q_time_thr). */
 const double *ab_profile_quantiles(const ab_model *m, int threads);
 /* The optimizer step's and gradient writes' part (per unit of calib): the parameter terms. */

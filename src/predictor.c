@@ -398,7 +398,8 @@ static int predict_machine(abacus_prediction *out, const abacus_predictor *p, co
 	double tb = ab_time_base_profile(&p->pm, terms, dw, machine->rate, calib_s > 0 && ref > 0 ? calib_s / ref : 1);
 	if (!bare)
 		tb *= machine->adapt * exp(ab_shot_correction(machine->shots, machine->n_shots, SIZE_MAX, log(machine->adapt),
-		                                              c, log((double)a->cfg.batch)));
+		                                              c, log((double)a->cfg.batch),
+		                                              ab_shot_local_prior(&p->pm, machine->threads)));
 	fill_prediction(out, p, &p->pm, ab_profile_quantiles(&p->pm, machine->threads), x, tb, a);
 	out->hw = machine->id;
 	out->calib_s = calib_s > 0 ? calib_s : ref;

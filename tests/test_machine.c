@@ -497,12 +497,24 @@ void test_shot_correction(void)
 	s[1].log_batch = log(4.0);
 	s[1].comp[0] = 1.0;
 	double q[AB_COMP_DIM] = { 0 }, a = 0.1;
-	double near = ab_shot_correction(s, 2, SIZE_MAX, a, q, log(4.0));
+	double near = ab_shot_correction(s, 2, SIZE_MAX, a, q, log(4.0), AB_SHOT_PRIOR);
 	CHECK(fabs(near - 0.3 / (AB_SHOT_PRIOR + 1)) < 1e-12);
 	double db = AB_SHOT_BATCH_WEIGHT * log(4.0), w = exp(-db * db / (2 * AB_SHOT_BANDWIDTH * AB_SHOT_BANDWIDTH));
-	CHECK(fabs(ab_shot_correction(s, 2, SIZE_MAX, a, q, log(16.0)) - 0.3 * w / (AB_SHOT_PRIOR + w)) < 1e-12);
-	CHECK(fabs(ab_shot_correction(s, 2, 0, a, q, log(4.0))) < 1e-12);
-	CHECK(ab_shot_correction(s, 0, SIZE_MAX, a, q, log(4.0)) == 0);
+	CHECK(fabs(ab_shot_correction(s, 2, SIZE_MAX, a, q, log(16.0), AB_SHOT_PRIOR) - 0.3 * w / (AB_SHOT_PRIOR + w)) < 1e-12);
+	CHECK(fabs(ab_shot_correction(s, 2, 0, a, q, log(4.0), AB_SHOT_PRIOR)) < 1e-12);
+	CHECK(ab_shot_correction(s, 0, SIZE_MAX, a, q, log(4.0), AB_SHOT_PRIOR) == 0);
+	/* A prior ten times as heavy (a two-thread machine whose rows a model found ten times as noisy: model.c
+	 * ab_shot_local_prior) keeps less of the near shot's residual: 0.3 / (5 + 1). */
+	CHECK(fabs(ab_shot_correction(s, 2, SIZE_MAX, a, q, log(4.0), 10 * AB_SHOT_PRIOR) - 0.3 / (10 * AB_SHOT_PRIOR + 1)) <
+	      1e-12);
+	ab_model m;
+	memset(&m, 0, sizeof m);
+	m.shot_prior_rows[0] = 5;
+	m.shot_prior_rows[1] = 50;
+	CHECK(ab_shot_local_prior(&m, 1) == AB_SHOT_PRIOR);
+	CHECK(fabs(ab_shot_local_prior(&m, 2) - 10 * AB_SHOT_PRIOR) < 1e-12);
+	m.shot_prior_rows[0] = 0; /* (no prior learnt: the constant) */
+	CHECK(ab_shot_local_prior(&m, 2) == AB_SHOT_PRIOR);
 }
 
 /* Rewrites the bundle's "profile_intervals" line as `line` (the rest of the bundle as it was). */
