@@ -275,6 +275,34 @@ static void bias_epilogue(abacus_analysis *a, int node)
 	a->view_bytes += (double)a->layers[l].bytes_read;
 }
 
+/* Pad(x, zeros) → AveragePool: the exporter's spelling of AvgPool2d with padding (count_include_pad), which
+ * PyTorch runs as one avg_pool2d that pads as it reads and keeps x for its backward: the padded tensor never
+ * exists. The Pad is made a view (its output shares x's storage, costs a dispatch). Measured 2026-12-07 with
+ * the tracker (per-module live bytes, one thread): gen_cnn_s000049's stem (ReLU, then a 3×3 average pool with
+ * padding 1 over a 5 MiB map, batch 4 at 192²) held its ReLU's output and the pool's, no padded copy; the
+ * simulation with that copy alive until the pool's backward put the network's peak 25 % high. */
+static void pool_padding(abacus_analysis *a, int node)
+{
+	const ab_node *n = nd(a, node);
+	int pad = n->n_in >= 1 ? producer(a, n->in[0], "Pad") : -1;
+	if (pad < 0 || !private_out(a, pad))
+		return;
+	const ab_node *p = nd(a, pad);
+	if (strcmp(ab_attr_str(p, "mode", "constant"), "constant"))
+		return;
+	if (p->n_in >= 3 && p->in[2] >= 0) { /* a constant value other than 0 is no pool's padding */
+		const ab_value *v = a->vals[p->in[2]];
+		if (!v || v->n != 1 || ab_value_get(v, 0) != 0)
+			return;
+	}
+	int l = a->node_layer[pad];
+	if (l < 0 || a->layer_view[l] != AB_LAYER_KERNEL)
+		return;
+	a->layer_view[l] = AB_LAYER_VIEW;
+	a->view_layers += 1;
+	a->view_bytes += (double)a->layers[l].bytes_read;
+}
+
 void ab_torch_mark_fused(abacus_analysis *a)
 {
 	const abacus_graph *g = a->g;
@@ -300,6 +328,8 @@ void ab_torch_mark_fused(abacus_analysis *a)
 		} else if (!strcmp(op, "Mul")) {
 			if (gelu(a, node) || silu(a, node) || mish(a, node) || glu(a, node))
 				continue;
+		} else if (!strcmp(op, "AveragePool")) {
+			pool_padding(a, node);
 		} else if (!strcmp(op, "Add")) {
 			bias_epilogue(a, node);
 			if (a->layer_view[l] == AB_LAYER_VIEW)

@@ -471,3 +471,59 @@ void test_layernorm2d_copies(void)
 	abacus_analysis_free(a);
 	abacus_graph_free(g);
 }
+
+/* ReLU, then Pad (zeros, 1 each side of the 6×6 map) → AveragePool 3×3: the exporter's spelling of an
+ * AvgPool2d with padding, one avg_pool2d in PyTorch that never makes the padded tensor (runtime_torch_fusion.c
+ * pool_padding): the Pad is a view, and the simulated peak is the padded tensor lower. A Pad with another
+ * value, or one that something else reads too, is a tensor of its own. */
+static tb_model *pad_pool(int value, int shared)
+{
+	tb_model *m = tb_new(14);
+	tb_input(m, "x", D(-1, 8, 6, 6));
+	tb_weight(m, "w", D(8, 8, 1, 1));
+	tb_ints(m, "pads", 8, (const int64_t[]){ 0, 0, 1, 1, 0, 0, 1, 1 });
+	tb_scalar(m, "cv", 1, value);
+	tb_node(m, "Conv", L("x", "w"), L("c"));
+	tb_node(m, "Relu", L("c"), L("r"));
+	tb_node(m, "Pad", L("r", "pads", "cv"), L("p"));
+	tb_node(m, "AveragePool", L("p"), L("y"));
+	tb_attr_ints(m, "kernel_shape", D(3, 3));
+	tb_output(m, "y");
+	if (shared) {
+		tb_node(m, "Relu", L("p"), L("z"));
+		tb_output(m, "z");
+	}
+	return m;
+}
+
+void test_pad_pool_view(void);
+void test_pad_pool_view(void)
+{
+	int64_t peak[3] = { 0, 0, 0 }, saved[3] = { 0, 0, 0 };
+	for (int k = 0; k < 3; k++) {
+		abacus_graph *g;
+		abacus_error err;
+		abacus_analysis *a = t_analyze(pad_pool(k == 1, k == 2), 2, &g, &err);
+		CHECK(a != NULL);
+		if (!a)
+			continue;
+		int pad_view = -1;
+		for (size_t l = 0; l < a->n_layers; l++)
+			if (!strcmp(a->g->nodes[a->layer_node[l]].op, "Pad"))
+				pad_view = a->layer_view[l] == AB_LAYER_VIEW;
+		CHECK_EQ_I64(pad_view, k == 0);
+		const abacus_memory *M = abacus_analysis_memory(a);
+		peak[k] = M->peak;
+		saved[k] = M->saved;
+		if (getenv("ABACUS_TEST_VERBOSE"))
+			printf("  case %d: peak %lld saved %lld activations %lld workspace %lld\n", k, (long long)M->peak,
+			       (long long)M->saved, (long long)M->activations, (long long)M->workspace);
+		abacus_analysis_free(a);
+		abacus_graph_free(g);
+	}
+	/* The padded map, 2 × 8 × 8 × 8 floats, is no longer kept beside the ReLU's output (saved), and the pool's
+	 * backward makes the gradient of the 6×6 map, not of the padded 8×8 one (the peak, in the backward). */
+	CHECK_EQ_I64(saved[1] - saved[0], 2 * 8 * 8 * 8 * 4);
+	CHECK_EQ_I64(peak[1] - peak[0], 2 * 8 * 8 * 8 * 4 + 2 * 8 * (8 * 8 - 6 * 6) * 4);
+	CHECK(peak[2] > peak[0]);
+}
