@@ -85,6 +85,8 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		return rc;
 	}
 	double f = 1;
+	int shot_threads = ns ? ex->hw_threads[ex->hw[shots[0]]] : 1; /* the test machine's */
+	double k0 = ab_shot_local_prior(&m, shot_threads);
 	ab_shot *sh = NULL; /* the shots for the local correction (machine.c ab_shot_correction) */
 	if (ns) {
 		double *lr = ab_malloc(ns * sizeof *lr);
@@ -104,7 +106,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 			sh[i].log_batch = log((double)ex->rows[shots[i]]->batch);
 			ab_composition(sh[i].comp, ex->X + shots[i] * (size_t)ex->d);
 		}
-		f = exp(ab_shot_log_factor(&m, lr, ns, ex->hw_threads[ex->hw[shots[0]]]));
+		f = exp(ab_shot_log_factor(&m, lr, ns, shot_threads));
 		ab_free(lr);
 	}
 	if (scale)
@@ -145,8 +147,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 		if (ns) {
 			double comp[AB_COMP_DIM];
 			ab_composition(comp, ex->X + r * (size_t)ex->d);
-			local = exp(ab_shot_correction(sh, ns, SIZE_MAX, log(f), comp, log((double)ex->rows[r]->batch),
-			                               ab_shot_local_prior(&m, ex->hw_threads[ex->hw[shots[0]]])));
+			local = exp(ab_shot_correction(sh, ns, SIZE_MAX, log(f), comp, log((double)ex->rows[r]->batch), k0));
 		}
 		t_adj *= f * local;
 		t_raw *= f * local;

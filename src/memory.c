@@ -791,8 +791,7 @@ static void forward_pass(const abacus_analysis *a, storages *st, sim *s, const s
 		add(s, &s->extra, handles(a, L, ns));
 		/* Transient buffers of the forward kernel itself, live with its outputs and saved tensors. */
 		int64_t fws = k->fwd_workspace;
-		if (a->layer_view[L] != AB_LAYER_FUSED)
-			ab_sat_add(&fws, k->row_major_copy);
+		ab_sat_add(&fws, k->row_major_copy); /* (only ever on a fused pattern's kernel, never a member) */
 		add(s, NULL, fws);
 		sub(s, NULL, fws);
 		/* Free inputs whose last consumer this was, unless saved or a graph output. */
@@ -1047,9 +1046,11 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 	/* Transient buffers of the backward kernel itself, live with its gradients and saved tensors (a
 	 * member of a decomposed operator runs no backward of its own: LayerNorm's Mul by γ is no
 	 * broadcasting product's backward in PyTorch's one kernel). */
-	int64_t ws = a->layer_view[L] == AB_LAYER_FUSED || !st->reach[L] ? 0 : k->bwd_workspace;
-	if (a->layer_view[L] != AB_LAYER_FUSED && st->reach[L])
+	int64_t ws = 0;
+	if (a->layer_view[L] != AB_LAYER_FUSED && st->reach[L]) {
+		ws = k->bwd_workspace;
 		ab_sat_add(&ws, k->row_major_copy);
+	}
 	if (view && (ab_node_flags(n) & AB_OP_PARTS))
 		split_backward(a, st, s, n);
 	add(s, NULL, ws + s->accum);

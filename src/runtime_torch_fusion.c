@@ -256,6 +256,15 @@ static int glu(abacus_analysis *a, int mul)
 	return 1;
 }
 
+/* Kernel layer l made a view: its output shares its input's storage, it keeps nothing, it costs a
+ * dispatch and moves no data. */
+static void as_view(abacus_analysis *a, int l)
+{
+	a->layer_view[l] = AB_LAYER_VIEW;
+	a->view_layers += 1;
+	a->view_bytes += (double)a->layers[l].bytes_read;
+}
+
 /* Add(MatMul(x, W), b) with b a 1-D weight: the exporter's spelling of a Linear on a 3-D or 4-D input,
  * which PyTorch runs as the product and then `output.add_(bias)` in place, one cheap pass with no tensor
  * of its own. Priced at the element-wise byte rate (fitted mostly on BatchNorm and ReLU passes), the
@@ -270,9 +279,7 @@ static void bias_epilogue(abacus_analysis *a, int node)
 	int mm = first_input_of(a, node, "MatMul", &bias);
 	if (mm < 0 || !private_out(a, mm) || bias < 0 || !a->wl[bias] || a->shapes[bias].rank != 1)
 		return;
-	a->layer_view[l] = AB_LAYER_VIEW;
-	a->view_layers += 1;
-	a->view_bytes += (double)a->layers[l].bytes_read;
+	as_view(a, l);
 }
 
 /* Pad(x, zeros) → AveragePool: the exporter's spelling of AvgPool2d with padding (count_include_pad), which
@@ -298,9 +305,7 @@ static void pool_padding(abacus_analysis *a, int node)
 	int l = a->node_layer[pad];
 	if (l < 0 || a->layer_view[l] != AB_LAYER_KERNEL)
 		return;
-	a->layer_view[l] = AB_LAYER_VIEW;
-	a->view_layers += 1;
-	a->view_bytes += (double)a->layers[l].bytes_read;
+	as_view(a, l);
 }
 
 void ab_torch_mark_fused(abacus_analysis *a)

@@ -200,6 +200,10 @@ void test_machine_profile_corrupt(void)
 }
 
 /* small.csv's rows three times, as machines mA (as measured), mB (every time × 2) and mC (× 0.5). */
+/* The three machines of three_machines: their ids and how much slower each runs than the rows of SMALL. */
+static const char *const three_ids[] = { "mA", "mB", "mC" };
+static const double three_factor[] = { 1.0, 2.0, 0.5 };
+
 static int three_machines(abacus_dataset **out)
 {
 	abacus_error err;
@@ -220,8 +224,6 @@ static int three_machines(abacus_dataset **out)
 	}
 	char *nl = strchr(src, '\n');
 	k += (size_t)snprintf(dst + k, cap - k, "%.*s,machine\n", (int)(nl - src), src);
-	static const char *const ids[] = { "mA", "mB", "mC" };
-	static const double factor[] = { 1.0, 2.0, 0.5 };
 	for (int mi = 0; mi < 3; mi++) {
 		for (char *line = nl + 1, *end; *line; line = end + 1) {
 			end = strchr(line, '\n');
@@ -232,9 +234,9 @@ static int three_machines(abacus_dataset **out)
 			for (int c = 0; c < 10; c++)
 				p = strchr(p, ',') + 1;
 			char *q = strchr(p, ',');
-			double t = strtod(p, NULL) * factor[mi];
+			double t = strtod(p, NULL) * three_factor[mi];
 			k += (size_t)snprintf(dst + k, cap - k, "%.*s%.10g%.*s,%s\n", (int)(p - line), line, t, (int)(end - q), q,
-			                      ids[mi]);
+			                      three_ids[mi]);
 		}
 	}
 	int rc = abacus_dataset_load(out, dst, k, "three.csv", &err);
@@ -243,6 +245,13 @@ static int three_machines(abacus_dataset **out)
 	free(src);
 	free(dst);
 	return rc;
+}
+
+/* Profiles that price each of three_machines' machines exactly (their rates × its factor), texts in bufs. */
+static void three_profiles(abacus_machine *ms[3], char bufs[3][4096])
+{
+	for (int i = 0; i < 3; i++)
+		ms[i] = profile_machine(bufs[i], sizeof bufs[i], three_ids[i], three_factor[i]);
 }
 
 static const abacus_eval_machine *find_machine(const abacus_eval *ev, const char *id)
@@ -262,12 +271,10 @@ void test_eval_lomachine(void)
 	CHECK(three_machines(&d) == 0);
 	if (!d)
 		return;
-	char ta[4096], tb[4096], tc[4096];
+	char texts[3][4096];
 	abacus_error err;
 	abacus_machine *ms[3] = { NULL, NULL, NULL };
-	ms[0] = profile_machine(ta, sizeof ta, "mA", 1.0);
-	ms[1] = profile_machine(tb, sizeof tb, "mB", 2.0);
-	ms[2] = profile_machine(tc, sizeof tc, "mC", 0.5);
+	three_profiles(ms, texts);
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
 	o.rounds = 40;
 	o.machines = (const abacus_machine *const *)ms;
@@ -299,7 +306,7 @@ void test_eval_lomachine(void)
 	/* A profile that misses a factor of 2: zero-shot is 50 % off on mB, five of its rows recover it. */
 	abacus_machine_free(ms[1]);
 	ms[1] = NULL;
-	ms[1] = profile_machine(tb, sizeof tb, "mB", 1.0);
+	ms[1] = profile_machine(texts[1], sizeof texts[1], "mB", 1.0);
 	ev = NULL;
 	CHECK(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_LOMACHINE, &o, &err) == 0);
 	const abacus_eval_machine *B = ev ? find_machine(ev, "mB") : NULL;
@@ -740,12 +747,10 @@ void test_shot_prior(void)
 	CHECK(three_machines(&d) == 0);
 	if (!d)
 		return;
-	char ta[4096], tb[4096], tc[4096];
+	char texts[3][4096];
 	abacus_error err;
 	abacus_machine *ms[3];
-	ms[0] = profile_machine(ta, sizeof ta, "mA", 1.0);
-	ms[1] = profile_machine(tb, sizeof tb, "mB", 2.0);
-	ms[2] = profile_machine(tc, sizeof tc, "mC", 0.5);
+	three_profiles(ms, texts);
 	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
 	o.rounds = 30;
 	o.machines = (const abacus_machine *const *)ms;
