@@ -59,6 +59,7 @@ def export_graph(name: str, size: int, path: str, fast: bool = True) -> dict:
         "torch": torch.__version__, "torchvision": torchvision.__version__,
         "abacus.notes": ",".join(info["notes"]),
         "abacus.buffers": ",".join(info["float_buffers"]),
+        "abacus.inplace_views": ",".join(info["inplace_views"]),
         "abacus.export": EXPORT_VERSION,
     })
     tmp = f"{path}.tmp.{os.getpid()}"

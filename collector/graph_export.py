@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import time
 import warnings
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import onnx
 import onnx.numpy_helper
@@ -30,9 +30,10 @@ from onnx import TensorProto
 
 OPSET = 14
 # What a graph's metadata `abacus.export` says of the export that made it (collector/export_onnx.py writes it):
-# 2 since 2026-12-06 (the common-subexpression pass off, detach() as StopGradient); graphs without the key
-# are of the export before. A tool that reuses graphs it exported earlier exports again when they differ.
-EXPORT_VERSION = 2
+# 2 since 2026-12-06 (the common-subexpression pass off, detach() as StopGradient), 3 since 2026-12-07 (the
+# info key abacus.inplace_views); graphs without the key are of the export before. A tool that reuses graphs
+# it exported earlier exports again when they differ.
+EXPORT_VERSION = 3
 TRACE_BATCH = 2  # batch used while tracing; the batch axis is exported as dynamic ('batch')
 KEEP_INT_ELEMS = 1024
 
@@ -172,6 +173,67 @@ def set_meta(model: onnx.ModelProto, kv: Dict[str, str]):
         e.key, e.value = k, str(v)
 
 
+def inplace_view_modules(model: torch.nn.Module, x) -> List[str]:
+    """Qualified names of the modules that run in place (`inplace=True`: ReLU, SiLU, Mish, ...) on a view of
+    another tensor (a permute's output: LayerNorm over channels written as permute, LayerNorm, permute back).
+    An ONNX graph cannot say that an operator runs in place, and PyTorch's autograd backs such an operator
+    with CopySlices, whose backward holds two more tensors of the output's size (measured 2026-12-07 with the
+    allocator tracker: docs/COSTS.md); in place on a tensor that is no view it costs nothing more.
+    One forward pass under no_grad, on the example input."""
+    found = []
+
+    def pre(mod, args, name=None):
+        t = args[0] if args else None
+        if isinstance(t, torch.Tensor) and t._base is not None:
+            found.append(name)
+
+    hooks = [mod.register_forward_pre_hook(lambda m, a, n=name: pre(m, a, n))
+             for name, mod in model.named_modules() if getattr(mod, "inplace", False) is True]
+    if not hooks:
+        return []
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return sorted(set(found))
+
+
+def node_module(node_name: str) -> str:
+    """The qualified module name of an ONNX node that torch.onnx.export named by its scopes: each scope is
+    written relative to the last one it extends ('/stages/stages.0/body/body.0/body.0.2/Relu' is module
+    'stages.0.body.0.2'); '' for a node of the top module."""
+    parts = node_name.strip("/").split("/")[:-1]
+    full, last = "", ""
+    for c in parts:
+        if last and c.startswith(last + "."):
+            full += c[len(last):]
+        else:
+            full = f"{full}.{c}" if full else c
+        last = c
+    return full
+
+
+def inplace_view_nodes(m: onnx.ModelProto, modules: Sequence[str]) -> List[str]:
+    """The ONNX nodes that compute the output of each module in `modules` (the last node of its scope, in
+    graph order: Mul of Mish's Softplus, Tanh, Mul). Raises if a module has no node: the metadata would
+    silently say less than the model does."""
+    want = set(modules)
+    last = {}
+    for n in m.graph.node:
+        mod = node_module(n.name)
+        if mod in want:
+            last[mod] = n.name
+    missing = want - set(last)
+    if missing:
+        raise RuntimeError(f"in-place modules with no node in the exported graph: {sorted(missing)[:5]}")
+    names = [last[mod] for mod in modules]
+    if any("," in n for n in names):
+        raise RuntimeError(f"a node name holds a comma, which abacus.inplace_views separates: {names}")
+    return names
+
+
 def _output_batch_dynamic(model: onnx.ModelProto) -> bool:
     out = model.graph.output[0].type.tensor_type.shape
     return len(out.dim) > 0 and out.dim[0].dim_param == "batch"
@@ -234,7 +296,9 @@ def export_module(model: torch.nn.Module, x, notes: Optional[List[str]] = None, 
     exported as dynamic) and strip its weights. Returns the graph, without metadata, and facts about it:
     params, float_buffers (the floating-point buffers, which look like weights in the graph: the caller
     names them in the metadata key abacus.buffers so that Abacus counts them as buffers), stripped,
-    kept_int, notes (`notes` first, then what the export saw), ops, seconds.
+    kept_int, notes (`notes` first, then what the export saw), ops, seconds, inplace_views (the nodes of
+    modules that run in place on a view: inplace_view_modules; the caller writes them, comma-separated, to the
+    metadata key abacus.inplace_views).
 
     fast=True traces with export_params=False and rebuilds the (data-less) initializers from the
     parameter inputs: the same graph as fast=False (export with weights, then strip) but without
@@ -243,6 +307,7 @@ def export_module(model: torch.nn.Module, x, notes: Optional[List[str]] = None, 
     _register_symbolics()
     model.train()
     params = count_params(model)
+    inplace_views = inplace_view_modules(model, x)
     float_buffers = sorted(n for n, b in model.named_buffers() if b.is_floating_point())
     if workdir:
         os.makedirs(workdir, exist_ok=True)
@@ -287,5 +352,6 @@ def export_module(model: torch.nn.Module, x, notes: Optional[List[str]] = None, 
             notes.append("output-batch-not-symbolic")
     except Exception as e:  # noqa: BLE001
         notes.append(f"shape-inference-failed:{type(e).__name__}")
-    return m, {"params": params, "float_buffers": float_buffers, "stripped": stripped, "kept_int": kept,
+    return m, {"params": params, "float_buffers": float_buffers, "inplace_views": inplace_view_nodes(m, inplace_views),
+               "stripped": stripped, "kept_int": kept,
                "notes": notes, "ops": ops, "seconds": round(time.time() - t0, 1)}

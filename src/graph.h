@@ -113,6 +113,7 @@ typedef struct ab_node {
 	ab_attr *attrs;
 	int n_attrs;
 	int op_index;                      /* row in the op table, -1 when unknown */
+	int inplace_view;                  /* runs in place on a view (the file's abacus.inplace_views metadata) */
 } ab_node;
 
 struct abacus_graph {

@@ -1051,6 +1051,14 @@ static void backward_layer(const abacus_analysis *a, storages *st, sim *s, size_
 		ws = k->bwd_workspace;
 		ab_sat_add(&ws, k->row_major_copy);
 	}
+	/* A module run in place on a view: its backward goes through a copy of the view's base (PyTorch's
+	 * CopySlices: the base-sized gradient, the view's clone and the kernel's own), whichever node of a
+	 * decomposed activation computes its output. */
+	if (n->inplace_view && st->reach[L] && o0 >= 0) {
+		int64_t extra;
+		if (!ab_mul(bytes(&a->shapes[sid[o0]]), a->rt->step.inplace_view_copies, &extra))
+			ab_sat_add(&ws, extra);
+	}
 	if (view && (ab_node_flags(n) & AB_OP_PARTS))
 		split_backward(a, st, s, n);
 	add(s, NULL, ws + s->accum);

@@ -670,9 +670,49 @@ static int add_nodes(loader *L)
 	return 0;
 }
 
-/* Exporters may name floating-point buffers (not trainable) in the metadata key abacus.buffers, as a
- * comma-separated list; without it, the structural rule of graph.c decides. */
-static int mark_buffers(loader *L)
+/* Calls f(L, name, ctx) for each item of a comma-separated metadata value (items of 1024 bytes and more
+ * are no name this loader knows, and are skipped). */
+static int each_listed(loader *L, const char *value, int (*f)(loader *, const char *, void *), void *ctx)
+{
+	for (const char *p = value; *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char name[1024];
+		if (len > 0 && len < sizeof name) {
+			memcpy(name, p, len);
+			name[len] = '\0';
+			int rc = f(L, name, ctx);
+			if (rc)
+				return rc;
+		}
+		p = end ? end + 1 : p + len;
+	}
+	return 0;
+}
+
+static int mark_buffer(loader *L, const char *name, void *ctx)
+{
+	(void)ctx;
+	int idx = ab_names_get(&L->names, name);
+	if (idx >= 0 && L->g->tensors[idx].kind == AB_T_INIT)
+		L->g->tensors[idx].is_buffer = 1;
+	return 0;
+}
+
+static int mark_inplace_view(loader *L, const char *name, void *ctx)
+{
+	int idx = ab_names_get((const ab_names *)ctx, name);
+	if (idx >= 0)
+		L->g->nodes[idx].inplace_view = 1;
+	return 0;
+}
+
+/* The exporter's facts that an ONNX graph cannot state (names that are not in the graph are ignored):
+ * - abacus.buffers: floating-point initializers that are buffers, not trainable (without it, the
+ *   structural rule of graph.c decides);
+ * - abacus.inplace_views: nodes that compute a module run in place on a view (collector/graph_export.py
+ *   inplace_view_modules; the runtime prices their backward: ab_step_memory.inplace_view_copies). */
+static int read_metadata(loader *L)
 {
 	abacus_graph *g = L->g;
 	const wire_model *w = &L->w;
@@ -680,21 +720,24 @@ static int mark_buffers(loader *L)
 		const Onnx__StringStringEntryProto *e = DECODE(L, Onnx__StringStringEntryProto, S_META, k, "metadata entry");
 		if (!e)
 			return L->err ? L->err->code : ABACUS_EPARSE;
-		if (!e->key || strcmp(e->key, "abacus.buffers") || !e->value)
+		if (!e->key || !e->value || !e->value[0])
 			continue;
-		for (const char *p = e->value; *p;) {
-			const char *end = strchr(p, ',');
-			size_t len = end ? (size_t)(end - p) : strlen(p);
-			char name[1024];
-			if (len > 0 && len < sizeof name) {
-				memcpy(name, p, len);
-				name[len] = '\0';
-				int idx = ab_names_get(&L->names, name);
-				if (idx >= 0 && g->tensors[idx].kind == AB_T_INIT)
-					g->tensors[idx].is_buffer = 1;
-			}
-			p = end ? end + 1 : p + len;
+		int rc = 0;
+		if (!strcmp(e->key, "abacus.buffers")) {
+			rc = each_listed(L, e->value, mark_buffer, NULL);
+		} else if (!strcmp(e->key, "abacus.inplace_views")) {
+			ab_names nodes;
+			if (ab_names_init(&nodes, (size_t)g->n_nodes))
+				return ab_err(L->err, ABACUS_ENOMEM, "", "out of memory for the names of %d nodes", g->n_nodes);
+			for (int i = 0; i < g->n_nodes && !rc; i++)
+				if (g->nodes[i].name && g->nodes[i].name[0] && ab_names_put(&nodes, g->nodes[i].name, i))
+					rc = ab_err(L->err, ABACUS_ENOMEM, "", "out of memory for the names of %d nodes", g->n_nodes);
+			if (!rc)
+				rc = each_listed(L, e->value, mark_inplace_view, &nodes);
+			ab_names_free(&nodes);
 		}
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -774,9 +817,7 @@ static int build(loader *L)
 		if ((rc = tensor_dims(L, t)) || (rc = tensor_value(&L->g->arena, &t->value, &t->rank, t->dims, tp, name, L->err)))
 			return rc;
 	}
-	if ((rc = mark_buffers(L)) || (rc = add_inputs(L)))
-		return rc;
-	if ((rc = add_nodes(L)))
+	if ((rc = add_inputs(L)) || (rc = add_nodes(L)) || (rc = read_metadata(L)))
 		return rc;
 	/* Declared shapes of intermediate values help only for ops we do not know. */
 	for (size_t k = 0; k < w->s[S_VALUE_INFO].n; k++) {

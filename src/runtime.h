@@ -56,6 +56,10 @@ typedef struct ab_step_memory {
 	 * one in place (1/0): one weight-sized buffer beside the sum for the moment, not two (memory.c
 	 * param_grads). PyTorch 2.15's; 1.13 sums out of place whatever the reader. */
 	int gather_grad_in_place;
+	/* A module run in place on a view (an ONNX graph cannot say so: the exporter names such nodes,
+	 * ab_node.inplace_view) has its backward through a copy of the view's base: output-sized buffers its
+	 * backward holds beyond an out-of-place one's (PyTorch's CopySlices: 2, measured: docs/COSTS.md). */
+	int inplace_view_copies;
 	/* The step runs the forward's operations in the order the graph file lists them, and the backward in
 	 * the reverse (1/0; memory.c base_order): an eager runtime whose exporter traced the program (PyTorch's
 	 * autograd engine runs the nodes in the reverse of the order they were made). 0: the graph's breadth-first
@@ -196,7 +200,7 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
  * (runtime_torch_cpu.c explains each). */
 #define AB_TORCH_STEP_MEMORY_FIELDS                                                                       \
 	.ce_backward_buffers = 1, .mse_forward_buffers = 1, .mse_keeps_error = 1, .adam_temporaries = 2,     \
-	.program_order = 1, .strided_view_grads = 1, .eager_locals = 1,                                                       \
+	.program_order = 1, .strided_view_grads = 1, .eager_locals = 1, .inplace_view_copies = 2,                             \
 	.node_bytes = 700, .handle_bytes = 400, .param_tensor_bytes = 580, .buffer_tensor_bytes = 360,           \
 	.grad_tensor_bytes = 775, .sgd_state_bytes = 380, .adam_state_bytes = 1250
 #define AB_TORCH_STEP_MEMORY { AB_TORCH_STEP_MEMORY_FIELDS }

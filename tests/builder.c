@@ -252,6 +252,15 @@ void tb_attr_str(tb_model *m, const char *name, const char *v)
 	a->s.data = (uint8_t *)str(m, v);
 }
 
+void tb_meta(tb_model *m, const char *key, const char *value)
+{
+	Onnx__StringStringEntryProto *e = take(m, sizeof *e);
+	onnx__string_string_entry_proto__init(e);
+	e->key = str(m, key);
+	e->value = str(m, value);
+	PUSH(m, m->model.n_metadata_props, m->model.metadata_props, e);
+}
+
 void tb_pack(tb_model *m, uint8_t **buf, size_t *len)
 {
 	*len = onnx__model_proto__get_packed_size(&m->model);

@@ -34,6 +34,8 @@ void tb_attr_int(tb_model *m, const char *name, int64_t v);
 void tb_attr_ints(tb_model *m, const char *name, int n, const int64_t *v);
 void tb_attr_float(tb_model *m, const char *name, float v);
 void tb_attr_str(tb_model *m, const char *name, const char *v);
+/* A metadata_props entry of the model (the exporter's abacus.* keys). */
+void tb_meta(tb_model *m, const char *key, const char *value);
 /* Serialises; the caller frees *buf with free(). */
 void tb_pack(tb_model *m, uint8_t **buf, size_t *len);
 void tb_free(tb_model *m);

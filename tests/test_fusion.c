@@ -422,13 +422,9 @@ void test_bias_epilogue(void)
 	abacus_graph_free(g);
 }
 
-/* Two LayerNorm2d (permute to NHWC, LayerNorm over the 8 channels, permute back) on a [2, 8, 6, 6] map, a
- * 1×1 convolution between. The first reads a permuted NCHW map: its kernel works on a row-major copy of it
- * (2 × 8 × 36 floats = 2304 bytes), forward and backward; the second's input is the convolution's output,
- * channels-last after the first's permute back, so its permute is row-major and nothing is copied. Each
- * kernel keeps its 72 rows' mean and reciprocal deviation, 576 bytes (runtime_torch_fusion.c layer_norm). */
-void test_layernorm2d_copies(void);
-void test_layernorm2d_copies(void)
+/* A [batch, 8, 6, 6] input "x", a LayerNorm's constants and affine weights over 8 channels (layer_norm_named's
+ * "two", "eps", "gamma", "beta"), and a 1×1 convolution's weight "w": the LayerNorm2d tests' model. */
+static tb_model *ln2d_model(void)
 {
 	tb_model *m = tb_new(14);
 	tb_input(m, "x", D(-1, 8, 6, 6));
@@ -437,17 +433,35 @@ void test_layernorm2d_copies(void)
 	tb_weight(m, "gamma", D(8));
 	tb_weight(m, "beta", D(8));
 	tb_weight(m, "w", D(8, 8, 1, 1));
-	tb_node(m, "Transpose", L("x"), L("xt"));
+	return m;
+}
+
+/* LayerNorm2d as torch.onnx writes it: permute x to channels-last (`p`_in), LayerNorm over the channels
+ * (layer_norm_named with prefix `p`, into `p`_out), permute back into y. */
+static void layer_norm_2d(tb_model *m, const char *p, const char *x, const char *y)
+{
+	char t[16], n[16];
+	snprintf(t, sizeof t, "%s_in", p);
+	snprintf(n, sizeof n, "%s_out", p);
+	tb_node(m, "Transpose", L(x), L(t));
 	tb_attr_ints(m, "perm", D(0, 2, 3, 1));
-	layer_norm_named(m, "a", "xt", "y1");
-	tb_node(m, "Transpose", L("y1"), L("z1"));
+	layer_norm_named(m, p, t, n);
+	tb_node(m, "Transpose", L(n), L(y));
 	tb_attr_ints(m, "perm", D(0, 3, 1, 2));
+}
+
+/* Two LayerNorm2d (permute to NHWC, LayerNorm over the 8 channels, permute back) on a [2, 8, 6, 6] map, a
+ * 1×1 convolution between. The first reads a permuted NCHW map: its kernel works on a row-major copy of it
+ * (2 × 8 × 36 floats = 2304 bytes), forward and backward; the second's input is the convolution's output,
+ * channels-last after the first's permute back, so its permute is row-major and nothing is copied. Each
+ * kernel keeps its 72 rows' mean and reciprocal deviation, 576 bytes (runtime_torch_fusion.c layer_norm). */
+void test_layernorm2d_copies(void);
+void test_layernorm2d_copies(void)
+{
+	tb_model *m = ln2d_model();
+	layer_norm_2d(m, "a", "x", "z1");
 	tb_node(m, "Conv", L("z1", "w"), L("c"));
-	tb_node(m, "Transpose", L("c"), L("ct"));
-	tb_attr_ints(m, "perm", D(0, 2, 3, 1));
-	layer_norm_named(m, "b", "ct", "y2");
-	tb_node(m, "Transpose", L("y2"), L("out"));
-	tb_attr_ints(m, "perm", D(0, 3, 1, 2));
+	layer_norm_2d(m, "b", "c", "out");
 	tb_output(m, "out");
 	abacus_graph *g;
 	abacus_error err;
@@ -526,4 +540,53 @@ void test_pad_pool_view(void)
 	CHECK_EQ_I64(saved[1] - saved[0], 2 * 8 * 8 * 8 * 4);
 	CHECK_EQ_I64(peak[1] - peak[0], 2 * 8 * 8 * 8 * 4 + 2 * 8 * (8 * 8 - 6 * 6) * 4);
 	CHECK(peak[2] > peak[0]);
+}
+
+/* Conv, LayerNorm2d (permute, LayerNorm, permute back), ReLU, Conv on a [2, 8, 6, 6] map, the ReLU named as
+ * torch.onnx names a module's node. With the exporter's abacus.inplace_views naming it, the ReLU ran in place
+ * on the permute's view: its backward goes through PyTorch's CopySlices and holds two more maps (2 × 8 × 36
+ * floats each) than an out-of-place ReLU's (measured 2026-12-07 with the allocator tracker, ReLU, ReLU6,
+ * SiLU, Mish, Hardswish: 3 maps against 1; docs/COSTS.md). TensorFlow's graphs run nothing in place
+ * (its runtime: none). A name that is no node of the graph is ignored. Returns the largest peak of the ReLU's
+ * backward step. */
+static int64_t relu_backward_peak(const char *inplace_views, const char *runtime)
+{
+	tb_model *m = ln2d_model();
+	tb_weight(m, "w2", D(8, 8, 1, 1));
+	tb_node(m, "Conv", L("x", "w"), L("c"));
+	layer_norm_2d(m, "a", "c", "z1");
+	tb_node(m, "Relu", L("z1"), L("r"));
+	tb_name(m, "/stages/stages.0/body.2/Relu");
+	tb_node(m, "Conv", L("r", "w2"), L("out"));
+	tb_output(m, "out");
+	if (inplace_views)
+		tb_meta(m, "abacus.inplace_views", inplace_views);
+	abacus_graph *g;
+	abacus_error err;
+	abacus_analysis *a = t_analyze_runtime(m, 2, runtime, &g, &err);
+	CHECK(a != NULL);
+	if (!a)
+		return -1;
+	int64_t peak = -1;
+	for (size_t i = 0; i < abacus_analysis_n_memory_steps(a); i++) {
+		const abacus_memory_step *s = abacus_analysis_memory_step(a, i);
+		if (s->phase == ABACUS_PHASE_BACKWARD && s->layer >= 0 &&
+		    !strcmp(a->g->nodes[a->layer_node[s->layer]].op, "Relu") && s->peak > peak)
+			peak = s->peak;
+	}
+	abacus_analysis_free(a);
+	abacus_graph_free(g);
+	return peak;
+}
+
+void test_inplace_view_backward(void);
+void test_inplace_view_backward(void)
+{
+	int64_t plain = relu_backward_peak(NULL, NULL);
+	CHECK(plain > 0);
+	CHECK_EQ_I64(relu_backward_peak("/stages/stages.0/body.2/Relu", NULL) - plain, 2 * (2 * 8 * 36 * 4));
+	CHECK_EQ_I64(relu_backward_peak("/other/Relu,/stages/stages.0/body.2/Relu,", NULL) - plain, 2 * (2 * 8 * 36 * 4));
+	CHECK_EQ_I64(relu_backward_peak("/stages/stages.0/body.2", NULL), plain);
+	CHECK_EQ_I64(relu_backward_peak("", NULL), plain);
+	CHECK_EQ_I64(relu_backward_peak("/stages/stages.0/body.2/Relu", "tf-2.21.0"), relu_backward_peak(NULL, "tf-2.21.0"));
 }

@@ -90,7 +90,8 @@ def torch_graph(model, input_size: Optional[Sequence[int]], seq_len: Optional[in
             mod.training = t
     _GE.set_meta(m, {"abacus.network": type(model).__name__, "abacus.params": info["params"],
                      "abacus.trace_batch": _GE.TRACE_BATCH, "torch": torch.__version__,
-                     "abacus.notes": ",".join(info["notes"]), "abacus.buffers": ",".join(info["float_buffers"])})
+                     "abacus.notes": ",".join(info["notes"]), "abacus.buffers": ",".join(info["float_buffers"]),
+                     "abacus.inplace_views": ",".join(info["inplace_views"])})
     return m.SerializeToString(), info
 
 
