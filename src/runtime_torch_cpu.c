@@ -83,9 +83,10 @@ static void dense_path(const ab_conv_desc *cv, ab_cost *k)
  * converting back: transient copies of both (measured with the allocator tracker: 3×3, 1×1, strided and
  * first layers within 0.01 MiB; depthwise ones on small feature maps keep only the output's copy, or a
  * fixed 0.1-0.6 MiB, so this overstates them by up to the input's size). Its weight-gradient path holds a
- * multiple of the weight instead where that is larger: about 4.3× with a kernel of 256 elements or more
- * (ViT's 16×16 and 32×32 patch embeddings: 37.6 MiB for vit_b_32's 9 MiB stem, whatever the batch, its
- * backward peak), and 256× for a depthwise convolution on a channels-last input (convnext's blocks after
+ * multiple of the weight instead where that is larger: with a kernel of 15 taps or more (ViT's 16×16 and
+ * 32×32 patch embeddings: 37.6 MiB for vit_b_32's 9 MiB stem, whatever the batch, its backward peak) about
+ * 4× (sgemm's: wide_kernel_weights_pass), otherwise 4.3× with a kernel of 256 elements or more (1-D and 3-D
+ * ones: not measured since), and 256× for a depthwise convolution on a channels-last input (convnext's blocks after
  * the first of a stage: 36.9 MiB for 768 channels of 7×7, 18.5 for 384, 9.2 for 192, whatever the spatial
  * size). PyTorch's own path (one thread) makes none of these. */
 /* Without AVX (a machine whose widest ISA is SSE4.1: docs/COSTS.md "Capped ISA (SSE4.1) and threads",
@@ -206,6 +207,33 @@ static int64_t weights_pass_input_bytes(const ab_conv_desc *cv)
 	return b < AB_I64_DOUBLE_MAX ? (int64_t)b : INT64_MAX;
 }
 
+/* A dense 2-D convolution whose kernel spans 15 taps or more on an axis (a patch embedding: ViT's 16×16 and
+ * 32×32, an MLP-mixer's stem) runs its weights pass as im2col then sgemm on AVX-512 too (oneDNN 2.6's JIT
+ * kernels stop at 14 taps: ONEDNN_VERBOSE says x64:gemm:jit from 15 on, jit:avx512_core at 14). Beside the
+ * new gradient it holds a reduction buffer of four times the weight, one sample's columns (K = input
+ * channels × kernel elements, by output positions) and sgemm's packing buffers, which depend on the output
+ * channels and K only: 10.3 kB below 16 output channels; from 16, 53 kB + 505 B per K up to K = 1,083 and
+ * 84.3 kB from K = 1,200 (the step lies between; 1,152 taken). With T threads and a batch of T or more, each
+ * thread takes samples and holds its own reduction buffer and columns (the packing buffers once). Measured 2026-12-07 with the allocator tracker (PyTorch 1.13.1,
+ * the backward's transient beyond the weight's gradient, 1 to 16 input channels, kernels 15 to 32, 8 to 64
+ * output channels, 1 to 25 output positions, batch 1 to 8): within 13 kB at one thread, and so on two threads
+ * at batch 4 (at batch 1 with 16 output positions, 84 kB of packing where 428 kB is booked for K = 768).
+ * PyTorch 2.15 holds 17.6 kB
+ * more in each case. The 4.3 × weight this replaces read 211 kB for gen_mixer_s000045's 3 → 16 16×16 stem on
+ * 64², which holds 674 kB. Returns -1 for any other convolution. */
+#define AB_GEMM_MIN_TAPS 15
+static double wide_kernel_weights_pass(const ab_conv_desc *cv)
+{
+	const ab_shape *x = cv->x, *y = cv->y;
+	if (cv->nsp != 2 || cv->group != 1 || cv->transpose || cv->no_avx || x->rank != 4 || y->rank != 4 ||
+	    (cv->k[0] < AB_GEMM_MIN_TAPS && cv->k[1] < AB_GEMM_MIN_TAPS))
+		return -1;
+	double K = (double)x->dims[1] * (double)cv->ksz, os = (double)y->dims[2] * (double)y->dims[3];
+	double pack = y->dims[1] < 16 ? 10300 : K <= 1152 ? 53000 + 505 * K : 84300;
+	double per_thread = 4 * (double)bytes_of(cv->w) + 4 * K * os;
+	return (cv->threads > 1 && x->dims[0] >= cv->threads ? cv->threads : 1) * per_thread + pack;
+}
+
 static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 {
 	double capped = cv->no_avx ? no_avx_workspace(cv, k) : -1;
@@ -223,8 +251,10 @@ static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 	 * stride 2 on 24×24, 2.66 for 2.65; 64→64 3×3 on 32×32 at batch 4, 2.11 for 2.10 MB of blocked copies
 	 * and a 0.15 MB weight: the larger of the two, not their sum). The outside set's resnest_d (split
 	 * attention's grouped 3×3 on 8×8) and capsnet (a 2.65 MB 9×9 primary-capsule weight) peak there. */
+	double gemm = wide_kernel_weights_pass(cv);
 	double weights = !cv->w_grad                                 ? 0
 	                 : k->dw_weight[0] > 0 && cv->x_channels_last ? 256.0 * (double)bytes_of(cv->w)
+	                 : gemm >= 0                                  ? gemm
 	                 : cv->ksz >= 256                             ? 4.3 * (double)bytes_of(cv->w)
 	                                                              : (double)bytes_of(cv->w);
 	if (weights > (double)k->bwd_workspace && weights < AB_I64_DOUBLE_MAX)

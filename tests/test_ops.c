@@ -806,7 +806,8 @@ void test_transposed_weight_grad(void)
  * (ops_nn.c). A 16×16 patchify conv p (stride 16) is the first layer; then a 3×3 conv c3 (its input
  * needs a gradient) and a 1×1 conv c1, which PyTorch runs on its own path at batch 4 on one thread.
  * At batch 4: x 4×3×32×32, p: 4×8×2×2 out (512 B),
- * weight 8×3×16×16 = 24576 B → 4.3 × 24576 = 105676 B (the larger); c3 8→8 on 2×2: out 512 + in 512,
+ * weight 8×3×16×16 = 24576 B: its weights pass runs as sgemm (16 taps: test_wide_kernel_weights_pass),
+ * 4 × 24576 + one sample's columns 4·768·4 + 10300 (fewer than 16 output channels) = 120892 B; c3 8→8 on 2×2: out 512 + in 512,
  * each with its 8 channels padded to oneDNN's block of 16: 1024 + 1024, less than the weight-sized buffer
  * its weight gradient is reordered through, 8·8·9·4 = 2304 B (runtime_torch_cpu.c backward_workspace);
  * c1 slow path: none of these, but its input's gradient made one sample at a time through a buffer
@@ -828,11 +829,48 @@ void test_conv_backward_workspace(void)
 	ANALYZE(m, 4);
 	CHECK(a->n_layers == 3);
 	if (a->n_layers == 3) {
-		CHECK_EQ_I64(a->costs[0].bwd_workspace, (int64_t)(4.3 * 24576));
+		CHECK_EQ_I64(a->costs[0].bwd_workspace, 4 * 24576 + 4 * 768 * 4 + 10300);
 		CHECK_EQ_I64(a->costs[1].bwd_workspace, 2304);
 		CHECK_EQ_I64(a->costs[2].bwd_workspace, 128);
 	}
 	DONE();
+}
+
+/* A patch embedding (kernel = stride, 15 taps or more) runs its weights pass as im2col then sgemm, holding four
+ * times its weight, one sample's columns and sgemm's packing buffers, which depend on the output channels and K
+ * (input channels × kernel elements) only (runtime_torch_cpu.c wide_kernel_weights_pass, measured): on
+ * 4×3×64×64, 3 → 16 with 16×16 (K 768, 4×4 outputs): 4·49152 + 4·768·16 + 53000 + 505·768; with 20×20 on
+ * 80×80 (K 1200, 4×4 outputs): 4·76800 + 4·1200·16 + 84300; 14×14 is oneDNN's own kernel (the 4.3 × weight
+ * of other kernels of 256 elements and more does not apply either: 196 elements): the weight, the larger;
+ * two threads at batch 4 hold two reduction buffers and two samples' columns, the packing once; at batch 1
+ * one of each. */
+void test_wide_kernel_weights_pass(void);
+void test_wide_kernel_weights_pass(void)
+{
+	const int64_t side[5] = { 16, 20, 14, 16, 16 }, batch[5] = { 4, 4, 4, 4, 1 }, threads[5] = { 1, 1, 1, 2, 2 };
+	const int64_t want[5] = { 4 * 49152 + 4 * 768 * 16 + 53000 + 505 * 768, 4 * 76800 + 4 * 1200 * 16 + 84300,
+	                          16 * 3 * 14 * 14 * 4, 2 * (4 * 49152 + 4 * 768 * 16) + 53000 + 505 * 768,
+	                          4 * 49152 + 4 * 768 * 16 + 53000 + 505 * 768 };
+	for (int c = 0; c < 5; c++) {
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, 3, 4 * side[c], 4 * side[c]));
+		tb_weight(m, "w", D(16, 3, side[c], side[c]));
+		tb_node(m, "Conv", L("x", "w"), L("y"));
+		tb_attr_ints(m, "strides", 2, (const int64_t[]){ side[c], side[c] });
+		tb_output(m, "y");
+		abacus_graph *g = NULL;
+		abacus_error err;
+		abacus_config cfg = ABACUS_CONFIG_INIT;
+		cfg.batch = batch[c];
+		cfg.threads = (int)threads[c];
+		abacus_analysis *a = t_analyze_cfg(m, &cfg, &g, &err);
+		CHECK(a != NULL);
+		if (a) {
+			CHECK_EQ_I64(a->costs[0].bwd_workspace, want[c]);
+			abacus_analysis_free(a);
+		}
+		abacus_graph_free(g);
+	}
 }
 
 /* oneDNN computes output channels in blocks of 16 (ops_nn.c conv_path): a 32 → 3 convolution's FLOPs
