@@ -85,7 +85,7 @@ static void dense_path(const ab_conv_desc *cv, ab_cost *k)
  * fixed 0.1-0.6 MiB, so this overstates them by up to the input's size). Its weight-gradient path holds a
  * multiple of the weight instead where that is larger: with a kernel of 15 taps or more (ViT's 16×16 and
  * 32×32 patch embeddings: 37.6 MiB for vit_b_32's 9 MiB stem, whatever the batch, its backward peak) about
- * 4× (sgemm's: wide_kernel_weights_pass), otherwise 4.3× with a kernel of 256 elements or more (1-D and 3-D
+ * 4× (sgemm's: gemm_weights_pass, also for grouped convolutions of uneven groups), otherwise 4.3× with a kernel of 256 elements or more (1-D and 3-D
  * ones: not measured since), and 256× for a depthwise convolution on a channels-last input (convnext's blocks after
  * the first of a stage: 36.9 MiB for 768 channels of 7×7, 18.5 for 384, 9.2 for 192, whatever the spatial
  * size). PyTorch's own path (one thread) makes none of these. */
@@ -207,29 +207,43 @@ static int64_t weights_pass_input_bytes(const ab_conv_desc *cv)
 	return b < AB_I64_DOUBLE_MAX ? (int64_t)b : INT64_MAX;
 }
 
-/* A dense 2-D convolution whose kernel spans 15 taps or more on an axis (a patch embedding: ViT's 16×16 and
- * 32×32, an MLP-mixer's stem) runs its weights pass as im2col then sgemm on AVX-512 too (oneDNN 2.6's JIT
- * kernels stop at 14 taps: ONEDNN_VERBOSE says x64:gemm:jit from 15 on, jit:avx512_core at 14). Beside the
- * new gradient it holds a reduction buffer of four times the weight, one sample's columns (K = input
- * channels × kernel elements, by output positions) and sgemm's packing buffers, which depend on the output
- * channels and K only: 10.3 kB below 16 output channels; from 16, 53 kB + 505 B per K up to K = 1,083 and
- * 84.3 kB from K = 1,200 (the step lies between; 1,152 taken). With T threads and a batch of T or more, each
- * thread takes samples and holds its own reduction buffer and columns (the packing buffers once). Measured 2026-12-07 with the allocator tracker (PyTorch 1.13.1,
- * the backward's transient beyond the weight's gradient, 1 to 16 input channels, kernels 15 to 32, 8 to 64
- * output channels, 1 to 25 output positions, batch 1 to 8): within 13 kB at one thread, and so on two threads
- * at batch 4 (at batch 1 with 16 output positions, 84 kB of packing where 428 kB is booked for K = 768).
- * PyTorch 2.15 holds 17.6 kB
- * more in each case. The 4.3 × weight this replaces read 211 kB for gen_mixer_s000045's 3 → 16 16×16 stem on
- * 64², which holds 674 kB. Returns -1 for any other convolution. */
+/* Two kinds of 2-D convolution run their weights pass as im2col then sgemm on AVX-512 too (ONEDNN_VERBOSE:
+ * x64:gemm:jit): a dense one whose kernel spans 15 taps or more on an axis (a patch embedding: ViT's 16×16
+ * and 32×32, an MLP-mixer's stem; oneDNN 2.6's JIT kernels stop at 14 taps), and a grouped one (not
+ * depthwise) whose groups' input or output channels are no multiple of 8 (it cannot pad channels inside a
+ * group: 16 per group runs jit:avx512_core, 8, 24 and 40 jit:avx2, 12, 39 and 132 gemm). Beside the new
+ * gradient the pass holds four times the weight, one sample's columns of one group (K = a group's input
+ * channels × kernel elements, by output positions) and sgemm's packing buffers, which depend on a group's
+ * output channels and K only: 10.3 kB below 16 output channels; from 16, 53 kB + 505 B per K up to
+ * K = 1,083 and 84.3 kB from K = 1,200 (the step lies between; 1,152 taken). With T threads and a batch of T
+ * or more, each thread takes samples and holds its own reduction buffer and columns (the packing buffers
+ * once). Measured 2026-12-07 with the allocator tracker (PyTorch 1.13.1, the backward's transient beyond the
+ * weight's gradient): 90 patch embeddings (1 to 16 input channels, kernels 15 to 32, 8 to 64 output
+ * channels, 1 to 25 output positions, batch 1 to 8) within 13 kB at one thread, and so on two threads at
+ * batch 4 (at batch 1 with 16 output positions, 84 kB of packing where 428 kB is booked for K = 768); 59
+ * such grouped ones (2 to 8 groups, 3 to 39 channels a group, kernels 3 to 7, 1 to 2,304 output positions):
+ * 45 within 2 %, the rest, all computing the input's gradient too, 3-81 % under (that pass's own buffers:
+ * not fitted). PyTorch 2.15 holds 17.6 kB more in each (patch) case. Not here: a grouped 1×1
+ * (no columns; 0.1-6.6× off), and dilated kernels (gemm:jit in every pass too, but their columns come in
+ * blocks this does not know: 1-18× over from 36 output positions on). The 4.3 × weight this replaces for
+ * wide kernels read 211 kB for gen_mixer_s000045's 3 → 16 16×16 stem on 64², which holds 674 kB; a grouped
+ * convolution was booked one weight (gen_cnn_s000198's 264 → 572 in 2 groups on 3×3: 2.7 MB, which holds
+ * 10.9). Returns -1 for any other convolution. */
 #define AB_GEMM_MIN_TAPS 15
-static double wide_kernel_weights_pass(const ab_conv_desc *cv)
+#define AB_GEMM_GROUP_CHANNELS 8
+static double gemm_weights_pass(const ab_conv_desc *cv)
 {
 	const ab_shape *x = cv->x, *y = cv->y;
-	if (cv->nsp != 2 || cv->group != 1 || cv->transpose || cv->no_avx || x->rank != 4 || y->rank != 4 ||
-	    (cv->k[0] < AB_GEMM_MIN_TAPS && cv->k[1] < AB_GEMM_MIN_TAPS))
+	if (cv->nsp != 2 || cv->transpose || cv->no_avx || x->rank != 4 || y->rank != 4 || cv->group < 1)
 		return -1;
-	double K = (double)x->dims[1] * (double)cv->ksz, os = (double)y->dims[2] * (double)y->dims[3];
-	double pack = y->dims[1] < 16 ? 10300 : K <= 1152 ? 53000 + 505 * K : 84300;
+	int64_t g = cv->group, icg = x->dims[1] / g, ocg = y->dims[1] / g;
+	int wide = g == 1 && (cv->k[0] >= AB_GEMM_MIN_TAPS || cv->k[1] >= AB_GEMM_MIN_TAPS);
+	int grouped = g > 1 && g != x->dims[1] && cv->ksz > 1 &&
+	              (icg % AB_GEMM_GROUP_CHANNELS || ocg % AB_GEMM_GROUP_CHANNELS);
+	if (!wide && !grouped)
+		return -1;
+	double K = (double)icg * (double)cv->ksz, os = (double)y->dims[2] * (double)y->dims[3];
+	double pack = ocg < 16 ? 10300 : K <= 1152 ? 53000 + 505 * K : 84300;
 	double per_thread = 4 * (double)bytes_of(cv->w) + 4 * K * os;
 	return (cv->threads > 1 && x->dims[0] >= cv->threads ? cv->threads : 1) * per_thread + pack;
 }
@@ -251,7 +265,7 @@ static void backward_workspace(const ab_conv_desc *cv, ab_cost *k)
 	 * stride 2 on 24×24, 2.66 for 2.65; 64→64 3×3 on 32×32 at batch 4, 2.11 for 2.10 MB of blocked copies
 	 * and a 0.15 MB weight: the larger of the two, not their sum). The outside set's resnest_d (split
 	 * attention's grouped 3×3 on 8×8) and capsnet (a 2.65 MB 9×9 primary-capsule weight) peak there. */
-	double gemm = wide_kernel_weights_pass(cv);
+	double gemm = gemm_weights_pass(cv);
 	double weights = !cv->w_grad                                 ? 0
 	                 : k->dw_weight[0] > 0 && cv->x_channels_last ? 256.0 * (double)bytes_of(cv->w)
 	                 : gemm >= 0                                  ? gemm

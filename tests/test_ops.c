@@ -806,7 +806,7 @@ void test_transposed_weight_grad(void)
  * (ops_nn.c). A 16×16 patchify conv p (stride 16) is the first layer; then a 3×3 conv c3 (its input
  * needs a gradient) and a 1×1 conv c1, which PyTorch runs on its own path at batch 4 on one thread.
  * At batch 4: x 4×3×32×32, p: 4×8×2×2 out (512 B),
- * weight 8×3×16×16 = 24576 B: its weights pass runs as sgemm (16 taps: test_wide_kernel_weights_pass),
+ * weight 8×3×16×16 = 24576 B: its weights pass runs as sgemm (16 taps: test_gemm_weights_pass),
  * 4 × 24576 + one sample's columns 4·768·4 + 10300 (fewer than 16 output channels) = 120892 B; c3 8→8 on 2×2: out 512 + in 512,
  * each with its 8 channels padded to oneDNN's block of 16: 1024 + 1024, less than the weight-sized buffer
  * its weight gradient is reordered through, 8·8·9·4 = 2304 B (runtime_torch_cpu.c backward_workspace);
@@ -838,14 +838,14 @@ void test_conv_backward_workspace(void)
 
 /* A patch embedding (kernel = stride, 15 taps or more) runs its weights pass as im2col then sgemm, holding four
  * times its weight, one sample's columns and sgemm's packing buffers, which depend on the output channels and K
- * (input channels × kernel elements) only (runtime_torch_cpu.c wide_kernel_weights_pass, measured): on
+ * (input channels × kernel elements) only (runtime_torch_cpu.c gemm_weights_pass, measured): on
  * 4×3×64×64, 3 → 16 with 16×16 (K 768, 4×4 outputs): 4·49152 + 4·768·16 + 53000 + 505·768; with 20×20 on
  * 80×80 (K 1200, 4×4 outputs): 4·76800 + 4·1200·16 + 84300; 14×14 is oneDNN's own kernel (the 4.3 × weight
  * of other kernels of 256 elements and more does not apply either: 196 elements): the weight, the larger;
  * two threads at batch 4 hold two reduction buffers and two samples' columns, the packing once; at batch 1
  * one of each. */
-void test_wide_kernel_weights_pass(void);
-void test_wide_kernel_weights_pass(void)
+void test_gemm_weights_pass(void);
+void test_gemm_weights_pass(void)
 {
 	const int64_t side[5] = { 16, 20, 14, 16, 16 }, batch[5] = { 4, 4, 4, 4, 1 }, threads[5] = { 1, 1, 1, 2, 2 };
 	const int64_t want[5] = { 4 * 49152 + 4 * 768 * 16 + 53000 + 505 * 768, 4 * 76800 + 4 * 1200 * 16 + 84300,
@@ -870,6 +870,29 @@ void test_wide_kernel_weights_pass(void)
 			abacus_analysis_free(a);
 		}
 		abacus_graph_free(g);
+	}
+}
+
+/* A grouped convolution whose groups hold 12 channels (24 → 24 in 2 groups, 3×3, padding 1, on 4×24×8×8; the first
+ * layer) runs its weights pass the same way: 4 × its 10,368-byte weight + one group's columns, 4·(12·9)·64, +
+ * 10,300 (12 output channels a group), more than the blocked copies of its output and input (32 channels
+ * each: 2 × 4·32·64·4 = 65,536). With 16 a group (32 → 32 in 2 groups) oneDNN's own kernel runs: the blocked
+ * copies, the larger. */
+void test_gemm_grouped_weights_pass(void);
+void test_gemm_grouped_weights_pass(void)
+{
+	for (int even = 0; even < 2; even++) {
+		int64_t c = even ? 32 : 24;
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, c, 8, 8));
+		tb_weight(m, "w", D(c, c / 2, 3, 3));
+		tb_node(m, "Conv", L("x", "w"), L("y"));
+		tb_attr_int(m, "group", 2);
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+		tb_output(m, "y");
+		ANALYZE(m, 4);
+		CHECK_EQ_I64(a->costs[0].bwd_workspace, even ? 2 * 4 * 32 * 64 * 4 : 4 * 10368 + 4 * 108 * 64 + 10300);
+		DONE();
 	}
 }
 
