@@ -896,6 +896,28 @@ void test_gemm_grouped_weights_pass(void)
 	}
 }
 
+/* A dense 3×3 convolution dilated 2 (padding 2) on 4×C×8×8, the first layer: with 8 input channels (fewer than
+ * 16) oneDNN runs its weights pass as sgemm: 4 × its 4,608-byte weight + the columns 4·72·64 + the packing for
+ * 16 output channels and K = 72, 53,000 + 505·72; with 16 its own kernel, whose blocked copies of the output's
+ * gradient and of the input (16 channels each: 2 × 16,384) are larger than the weight (9,216). */
+void test_gemm_dilated_weights_pass(void);
+void test_gemm_dilated_weights_pass(void)
+{
+	for (int wide = 0; wide < 2; wide++) {
+		int64_t c = wide ? 16 : 8;
+		tb_model *m = tb_new(14);
+		tb_input(m, "x", D(-1, c, 8, 8));
+		tb_weight(m, "w", D(16, c, 3, 3));
+		tb_node(m, "Conv", L("x", "w"), L("y"));
+		tb_attr_ints(m, "dilations", 2, (const int64_t[]){ 2, 2 });
+		tb_attr_ints(m, "pads", 4, (const int64_t[]){ 2, 2, 2, 2 });
+		tb_output(m, "y");
+		ANALYZE(m, 4);
+		CHECK_EQ_I64(a->costs[0].bwd_workspace, wide ? 2 * 16384 : 4 * 4608 + 4 * 72 * 64 + 53000 + 505 * 72);
+		DONE();
+	}
+}
+
 /* oneDNN computes output channels in blocks of 16 (ops_nn.c conv_path): a 32 → 3 convolution's FLOPs
  * count 16/3 times in the dense-convolution term; a 32 → 32 one's once. Batch 4, 3×3 with padding 1 on
  * 8×8: oneDNN's path on one thread. Its reported FLOPs stay the real ones: 2 × 4·3·64 × 32·9 = 442368
