@@ -179,7 +179,8 @@ def inplace_view_modules(model: torch.nn.Module, x) -> List[str]:
     An ONNX graph cannot say that an operator runs in place, and PyTorch's autograd backs such an operator
     with CopySlices, whose backward holds two more tensors of the output's size (measured 2026-12-07 with the
     allocator tracker: docs/COSTS.md); in place on a tensor that is no view it costs nothing more.
-    One forward pass under no_grad, on the example input."""
+    One forward pass on the example input, called as torch.onnx.export calls the model (a tuple: positional
+    arguments, a trailing dict: keyword arguments), with autograd on as in the trace."""
     found = []
 
     def pre(mod, args, name=None):
@@ -191,9 +192,10 @@ def inplace_view_modules(model: torch.nn.Module, x) -> List[str]:
              for name, mod in model.named_modules() if getattr(mod, "inplace", False) is True]
     if not hooks:
         return []
+    args, kwargs = (x, {}) if not isinstance(x, tuple) else \
+        (x[:-1], x[-1]) if x and isinstance(x[-1], dict) else (x, {})
     try:
-        with torch.no_grad():
-            model(x)
+        model(*args, **kwargs) if isinstance(x, tuple) else model(x)
     finally:
         for h in hooks:
             h.remove()

@@ -16,6 +16,9 @@ Cases (a filter runs only the named ones):
               loads under `abacus inspect --strict` with the PyTorch parameter count
   listing     `python3 -m collector.worker --list` prints the zoo only; with --generated 7 or
               ABACUS_GENERATED=7 also the first 7 of the catalogue, in the zoo's line format
+  inplace     node names map to their modules; of a conv → LayerNorm2d → ReLU(inplace) → conv → BatchNorm →
+              ReLU(inplace) model only the first ReLU runs in place on a view, and its export names that ReLU's
+              node alone in abacus.inplace_views (graph_export.py), which `abacus inspect` then prices
   catalogue   collector/generated.json is current (its source hash is generator.py's) and agrees with
               fresh sampling on a few networks; if not: /usr/bin/python3 -m collector.generator --write
 scripts/generator_check.py is the thorough version (30 seeds a family, graphs exported twice).
@@ -177,8 +180,46 @@ def case_catalogue():
         check(nets[n] == generator._entry(n), f"{n}: generated.json agrees with fresh sampling")
 
 
+def case_inplace():
+    from collector import graph_export as ge
+    check(ge.node_module("/stages/stages.0/body/body.0/body.0.2/Relu") == "stages.0.body.0.2", "node_module nested")
+    check(ge.node_module("/stem/stem.0/stem.0.1/Transpose") == "stem.0.1", "node_module stem")
+    check(ge.node_module("/proj/Conv") == "proj" and ge.node_module("/Constant") == "", "node_module short")
+
+    class LN2d(torch.nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.ln = torch.nn.LayerNorm(c)
+
+        def forward(self, x):
+            return self.ln(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+
+    body = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), LN2d(8), torch.nn.ReLU(inplace=True),
+                               torch.nn.Conv2d(8, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(inplace=True))
+    x = torch.randn(2, 3, 16, 16)
+    check(ge.inplace_view_modules(body, x) == ["2"], "only the ReLU after the LayerNorm2d runs in place on a view")
+    m, info = ge.export_module(body, x)
+    check(info["inplace_views"] == ["/2/Relu"], f"the export names its node: {info['inplace_views']}")
+    if os.environ.get("ABACUS"):
+        import onnx
+        with tempfile.TemporaryDirectory() as d:
+            peaks = []
+            for meta in ("", ",".join(info["inplace_views"])):
+                ge.set_meta(m, {"abacus.inplace_views": meta})
+                path = os.path.join(d, "m.onnx")
+                onnx.save(m, path)
+                del m.metadata_props[-1]
+                out = subprocess.run([os.environ["ABACUS"], "inspect", path, "--batch", "4", "--timeline"],
+                                     capture_output=True, text=True).stdout
+                row = [ln.split() for ln in out.splitlines() if " backward " in ln and "/2/Relu" in ln]
+                unit = {"B": 1, "KiB": 1024, "MiB": 1 << 20}
+                peaks.append(float(row[0][-4]) * unit[row[0][-3]] if row and row[0][-3] in unit else -1)
+            # the ReLU's backward step holds two more of its outputs, 2 × 4·8·16·16 floats = 65,536 bytes
+            check(peaks[0] > 0 and abs(peaks[1] - peaks[0] - 65536) < 200,
+                  f"inspect prices the in-place ReLU's backward: {peaks} bytes")
+
 CASES = {"names": case_names, "zoo": case_zoo, "determinism": case_determinism, "families": case_families,
-         "listing": case_listing, "catalogue": case_catalogue}
+         "listing": case_listing, "inplace": case_inplace, "catalogue": case_catalogue}
 
 
 def main():
