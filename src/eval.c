@@ -715,6 +715,12 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	double shot_scale[AB_MAX_MACHINES];
 	for (int q = 0; q < AB_MAX_MACHINES; q++)
 		shot_scale[q] = 1;
+	/* Profiles given: the per-hardware-id fits scale the recurrent terms an id borrows by its machine's
+	 * measured rates (model.c borrow_scale), as the bundle abacus train makes does. */
+	if (o->n_machines && (rc = ab_examples_attach_borrow(&ex, o->machines, o->n_machines, err))) {
+		ab_examples_free(&ex);
+		return rc;
+	}
 	if (protocol == ABACUS_EVAL_LOMACHINE) {
 		if (o->n_machines > AB_MAX_MACHINES) {
 			ab_examples_free(&ex);

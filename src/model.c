@@ -62,6 +62,7 @@ static int hw_hidden(size_t r)
 void ab_examples_free(ab_examples *ex)
 {
 	ab_free(ex->mach);
+	ab_free(ex->borrow_mach);
 	ab_free(ex->X);
 	ab_free(ex->time);
 	ab_free(ex->mem);
@@ -381,21 +382,39 @@ const int ab_term_rate[AB_TIME_TERMS] = {
  * 1 / 14.3, so the term costs what the machine measured, for the reason the hardware mode fixes it. */
 #define AB_ARITH_PROFILE_COEF (1.0 / 14.3)
 
+/* Per row the index of its machine's profile among ms[0..n) (-1: none), in *out (allocated). */
+static int machine_index(int **out, const ab_examples *ex, const abacus_machine *const *ms, size_t n,
+                         abacus_error *err)
+{
+	int *k = ab_malloc((ex->n ? ex->n : 1) * sizeof *k);
+	if (!k)
+		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	for (size_t r = 0; r < ex->n; r++) {
+		k[r] = -1;
+		for (size_t i = 0; i < n && k[r] < 0; i++)
+			if (!strcmp(ex->rows[r]->machine, ms[i]->id))
+				k[r] = (int)i;
+	}
+	*out = k;
+	return 0;
+}
+
 int ab_examples_attach_machines(ab_examples *ex, const abacus_machine *const *ms, size_t n, abacus_error *err)
 {
-	ex->mach = ab_malloc((ex->n ? ex->n : 1) * sizeof *ex->mach);
-	if (!ex->mach)
-		return ab_err(err, ABACUS_ENOMEM, "", "out of memory");
+	int rc = machine_index(&ex->mach, ex, ms, n, err);
+	if (rc)
+		return rc;
 	ex->machines = ms;
 	ex->n_mach = (int)n;
-	for (size_t r = 0; r < ex->n; r++) {
-		int k = -1;
-		for (size_t i = 0; i < n && k < 0; i++)
-			if (!strcmp(ex->rows[r]->machine, ms[i]->id))
-				k = (int)i;
-		ex->mach[r] = k;
-	}
 	return 0;
+}
+
+int ab_examples_attach_borrow(ab_examples *ex, const abacus_machine *const *ms, size_t n, abacus_error *err)
+{
+	int rc = machine_index(&ex->borrow_mach, ex, ms, n, err);
+	if (!rc)
+		ex->borrow_machines = ms;
+	return rc;
 }
 
 /* The drift of row r's host since its machine's profile was measured: its speed index over the profile's
@@ -620,6 +639,50 @@ static void borrowed_terms(double out[AB_TIME_TERMS], const ab_model *m, const a
 	}
 }
 
+/* A machine's measured rate for term j relative to its reference workload (what the speed index measures), or
+ * NaN where its profile lacks either. */
+static double profile_rel(const abacus_machine *mc, int j)
+{
+	double rate = mc->rate[ab_term_rate[j]], ref = mc->rate[AB_RATE_REFERENCE];
+	return rate > 0 && ref > 0 && isfinite(rate / ref) ? rate / ref : NAN;
+}
+
+/* The factor on a borrowed recurrent term's pooled rate for the hardware id of rows sel[0..k): the pooled rate
+ * times the id's speed index prices its steps as fast, relative to a matrix product and a convolution, as the
+ * rows that set the pooled rate ran theirs; its machine's profile measures how fast its recurrent steps
+ * really are relative to the same reference. So: its machine's recurrent rate over its reference, over the
+ * median of that ratio among the training rows of its runtime and thread count the term prices (share
+ * AB_TERM_SUPPORT_SHARE, AB_MIN_TERM_ROWS of them with a profile at least: a recurrent step gains little from a
+ * second thread, the reference workload much, so the ratio is compared like with like). 1 without profiles.
+ * Found with the zoo's recurrent family held out (leave one family out, rows of b560d1d): the SSE4.1-capped
+ * machine (its speed index 2× slower, its dispatch not) and the Intel model 207 guest, whose only recurrent rows
+ * were the zoo's, priced them 93 % and 115 % slow; with this 27 % and 39 %. */
+static double borrow_scale(const ab_model *m, const ab_examples *ex, const size_t *all, size_t n_all, const size_t *sel,
+                           size_t k, const double pooled[AB_TIME_TERMS], int j, double *v)
+{
+	if (!ex->borrow_machines || !k || ex->borrow_mach[sel[0]] < 0)
+		return 1;
+	double own = profile_rel(ex->borrow_machines[ex->borrow_mach[sel[0]]], j);
+	if (!isfinite(own))
+		return 1;
+	size_t q = 0;
+	const char *rt = ex->rows ? ex->rows[sel[0]]->runtime : NULL; /* (rows of its runtime and threads only) */
+	int threads = ex->hw_threads[ex->hw[sel[0]]];
+	for (size_t i = 0; i < n_all; i++) {
+		size_t r = all[i];
+		if (ex->borrow_mach[r] < 0 || (rt && strcmp(ex->rows[r]->runtime, rt)) || ex->hw_threads[ex->hw[r]] != threads ||
+		    term_speed(m, ex, r, j, 1) * pooled[j] * ex->terms[r * AB_TIME_TERMS + j] / ex->time[r] < AB_TERM_SUPPORT_SHARE)
+			continue;
+		double rel = profile_rel(ex->borrow_machines[ex->borrow_mach[r]], j);
+		if (isfinite(rel))
+			v[q++] = rel;
+	}
+	if (q < AB_MIN_TERM_ROWS)
+		return 1;
+	double typical = ab_quantile(v, q, 0.5);
+	return typical > 0 ? own / typical : 1;
+}
+
 int ab_rows_repeat(const abacus_row *a, const abacus_row *b)
 {
 	/* The same configuration on another machine or runtime is not a repeat: its difference is the
@@ -708,6 +771,9 @@ int ab_model_fit_time(ab_model *m, const ab_examples *ex, const size_t *idx, siz
 		 * (csp_mish's Mish) were left out, and such a network was then priced 45 % fast unseen. */
 		double with[AB_TIME_TERMS], without[AB_TIME_TERMS], fixed[AB_TIME_TERMS];
 		borrowed_terms(fixed, m, ex, sel, k, pooled);
+		for (int j = AB_TERM_RNN_STEPS; j <= AB_TERM_RNN_BYTES; j++)
+			if (fixed[j] >= 0)
+				fixed[j] *= borrow_scale(m, ex, idx, n, sel, k, pooled, j, v);
 		if (ex->hw_threads[h] <= 1)
 			fixed[AB_TERM_ARITH] = 1e-9 / m->calib[h];
 		double rw = fit_time_coef(with, m, ex, sel, k, 1, fixed), ro = fit_time_coef(without, m, ex, sel, k, 0, fixed);

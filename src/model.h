@@ -80,6 +80,11 @@ typedef struct ab_examples {
 	const abacus_machine *const *machines;
 	int *mach;
 	int n_mach;
+	/* Machine profiles that only inform the per-hardware-id fit (ab_examples_attach_borrow; the caller's), NULL
+	 * when none, and per row its machine's index among them (-1: none): a recurrent term that a hardware id
+	 * borrows is scaled by its machine's measured rate for it (model.c borrow_scale). */
+	const abacus_machine *const *borrow_machines;
+	int *borrow_mach;
 	/* Each network's family (fam[net], owned; NULL when the caller named none: ab_examples_families). The
 	 * intervals are then calibrated on residuals of whole families held out too (ab_model_fit). */
 	int *fam;
@@ -101,6 +106,8 @@ int ab_examples_families(ab_examples *ex, const char *const *family_of, size_t n
 extern const int ab_term_rate[AB_TIME_TERMS];
 /* Attaches profiles: rows whose `machine` column names one of them get its rates; the others none. */
 int ab_examples_attach_machines(ab_examples *ex, const abacus_machine *const *ms, size_t n, abacus_error *err);
+/* The same profiles for the per-hardware-id fit only (the examples stay in hardware mode). */
+int ab_examples_attach_borrow(ab_examples *ex, const abacus_machine *const *ms, size_t n, abacus_error *err);
 
 /* Builds examples from every `ok` row; graphs are read relative to `root` (the repository). Rows whose
  * graph fails to load or analyse are an error naming the file and line. */

@@ -384,6 +384,57 @@ void test_predictor_borrowed_terms(void)
 	CHECK(m.coef[1][AB_TERM_RNN_STEPS] < 1.5 * c_rnn);
 }
 
+/* A borrowed recurrent rate is scaled by the machines' profiles (model.c borrow_scale): "cpu1" (machine A) has 40
+ * rows of convolutions and recurrent steps at speed index 0.01, exactly priced; "cpu2" (machine B) a speed index
+ * twice as slow (0.02), its convolutions as slow as that says, its recurrent steps as fast in seconds as cpu1's
+ * (an SSE4.1 cap: its arithmetic slows, its dispatch does not), 40 rows without recurrent steps and 5 with
+ * (fewer than AB_MIN_TERM_ROWS: borrowed); "cpu3" 2 rows, whose rates are the pooled ones. The profiles say
+ * so: A's recurrent step takes 1e-4 s against a 0.01 s reference, B's 1e-4 against 0.02. cpu2's recurrent rate
+ * is the pooled one times (1e-4 / 0.02) / (1e-4 / 0.01) = 0.5, within 15 % of its truth (half cpu1's per speed
+ * unit); without the profiles it is the pooled rate, about twice that. */
+void test_predictor_borrow_profiles(void);
+void test_predictor_borrow_profiles(void)
+{
+	enum { N = 87, K = AB_TIME_TERMS };
+	const double c_conv = 2e-11, c_rnn = 3e-6;
+	double terms[N * K] = { 0 }, time[N], calib[N];
+	int hw[N], bm[N];
+	size_t idx[N];
+	static abacus_machine A, B;
+	A.rate[AB_RATE_REFERENCE] = 0.01;
+	B.rate[AB_RATE_REFERENCE] = 0.02;
+	A.rate[AB_RATE_RECURRENT_STEP] = B.rate[AB_RATE_RECURRENT_STEP] = 1e-4;
+	const abacus_machine *ms[2] = { &A, &B };
+	for (int with = 0; with < 2; with++) {
+		ab_examples ex = synthetic_rows(N, 3, terms, time, calib, hw, idx);
+		for (int r = 0; r < N; r++) {
+			hw[r] = r < 40 ? 0 : r < 85 ? 1 : 2;
+			bm[r] = hw[r] == 1 ? 1 : 0;
+			calib[r] = hw[r] == 1 ? 0.02 : 0.01;
+			terms[r * K + AB_TERM_CONV] = 1e9 * (1 + r % 7);
+			terms[r * K + AB_TERM_RNN_STEPS] = r < 40 || r >= 80 ? 1e4 * (1 + r % 5) : 0;
+			time[r] = calib[r] * c_conv * terms[r * K + AB_TERM_CONV] + 0.01 * c_rnn * terms[r * K + AB_TERM_RNN_STEPS];
+		}
+		if (with) {
+			ex.borrow_machines = ms;
+			ex.borrow_mach = bm;
+		}
+		ab_model m;
+		abacus_error err;
+		CHECK_EQ_I64(ab_model_fit_time(&m, &ex, idx, N, &err), 0);
+		const double *own = m.coef[0], *c2 = m.coef[1], *pooled = m.coef[2];
+		if (getenv("ABACUS_TEST_VERBOSE"))
+			printf("  profiles %d: rnn rate cpu1 %g cpu2 %g pooled %g (cpu2's truth %g)\n", with,
+			       own[AB_TERM_RNN_STEPS], c2[AB_TERM_RNN_STEPS], pooled[AB_TERM_RNN_STEPS], c_rnn / 2);
+		CHECK(fabs(own[AB_TERM_RNN_STEPS] / c_rnn - 1) < 0.01);
+		CHECK(fabs(c2[AB_TERM_RNN_STEPS] / (pooled[AB_TERM_RNN_STEPS] * (with ? 0.5 : 1)) - 1) < 1e-9);
+		if (with)
+			CHECK(fabs(c2[AB_TERM_RNN_STEPS] / (c_rnn / 2) - 1) < 0.15);
+		else
+			CHECK(c2[AB_TERM_RNN_STEPS] > 1.6 * c_rnn / 2);
+	}
+}
+
 /* A hardware id with too few rows for coefficients of its own (AB_MIN_SCALE_ROWS <= rows < AB_MIN_HW_ROWS)
  * gets the all-rows rates times its rows' median measured / priced time: "cpu1" has 40 rows exactly at
  * c_conv per FLOP and speed index; "cpu2" 12 rows at 2.5× that (a machine whose speed index flatters it), one
