@@ -480,7 +480,8 @@ int cmd_eval(int argc, char **argv)
 		        "table (default) or json", .choices = formats),
 		CLI_OPT(CLI_OPT_STRING, "--machines", "LIST", &machines_arg,
 		        "machine profiles (abacus calibrate --out), files or directories of *.machine,\n"
-		        "comma-separated (default for lomachine: data/machines)"),
+		        "comma-separated (default for lomachine: data/machines); the other protocols scale a\n"
+		        "recurrent rate a hardware id borrows by its machine's (as abacus train does)"),
 		CLI_OPT(CLI_OPT_STRING, "--families", "FILE", &families_arg,
 		        "lofo: each network's family, one 'network<TAB>family' line each ('#' comments);\n"
 		        "a network not listed is a family of its own (scripts/families.py writes\n"

@@ -31,7 +31,8 @@ int cmd_train(int argc, char **argv)
 		        "machine profiles (abacus calibrate --out; files or directories of *.machine,\n"
 		        "comma-separated): the bundle also gets the profile-mode time model, trained on the\n"
 		        "rows of those machines, which prices any machine from its profile\n"
-		        "('abacus predict --machine FILE')"),
+		        "('abacus predict --machine FILE'), and a hardware id that borrows a recurrent rate\n"
+		        "takes it at its machine's measured speed"),
 		CLI_OPT(CLI_OPT_STRING, "--families", "FILE", &families_arg,
 		        "each network's family (network<TAB>family; default data/families.tsv where it\n"
 		        "exists, 'none' for no file): the 90 % intervals are then calibrated on whole\n"
