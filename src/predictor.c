@@ -163,13 +163,13 @@ int abacus_train(abacus_predictor **out, abacus_dataset *const *sets, size_t n_s
 	 * (ab_model_fit); attached before hw_ex is copied so that it sees them. */
 	if (o->n_family_of && (rc = ab_examples_families(&ex, o->family_of, o->n_family_of, err)))
 		goto out;
-	/* With machine profiles, the profile-mode time model is fitted too, on the rows of the machines that have
-	 * one (pidx[0..ns)). They are attached before the first fit so that the progress total is known from the
-	 * start; the per-hardware-id model is fitted on a copy of the examples without them, as before. */
 	/* The per-hardware-id fit sees the profiles only to scale the recurrent terms an id borrows (model.c
 	 * borrow_scale); attached before the copy, freed with ex. */
 	if (o->n_machines && (rc = ab_examples_attach_borrow(&ex, o->machines, o->n_machines, err)))
 		goto out;
+	/* With machine profiles, the profile-mode time model is fitted too, on the rows of the machines that have
+	 * one (pidx[0..ns)). They are attached before the first fit so that the progress total is known from the
+	 * start; the per-hardware-id model is fitted on a copy of the examples without them, as before. */
 	ab_examples hw_ex = ex;
 	size_t ns = 0;
 	if (o->n_machines) {

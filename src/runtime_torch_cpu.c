@@ -85,10 +85,11 @@ static void dense_path(const ab_conv_desc *cv, ab_cost *k)
  * fixed 0.1-0.6 MiB, so this overstates them by up to the input's size). Its weight-gradient path holds a
  * multiple of the weight instead where that is larger: with a kernel of 15 taps or more (ViT's 16×16 and
  * 32×32 patch embeddings: 37.6 MiB for vit_b_32's 9 MiB stem, whatever the batch, its backward peak) about
- * 4× (sgemm's: gemm_weights_pass, also for grouped convolutions of uneven groups), otherwise 4.3× with a kernel of 256 elements or more (1-D and 3-D
- * ones: not measured since), and 256× for a depthwise convolution on a channels-last input (convnext's blocks after
- * the first of a stage: 36.9 MiB for 768 channels of 7×7, 18.5 for 384, 9.2 for 192, whatever the spatial
- * size). PyTorch's own path (one thread) makes none of these. */
+ * 4× (sgemm's: gemm_weights_pass, also for grouped convolutions of uneven groups and some dilated ones),
+ * otherwise 4.3× with a kernel of 256 elements or more (1-D and 3-D ones: not measured since), and 256× for a
+ * depthwise convolution on a channels-last input (convnext's blocks after the first of a stage: 36.9 MiB for
+ * 768 channels of 7×7, 18.5 for 384, 9.2 for 192, whatever the spatial size). PyTorch's own path (one thread)
+ * makes none of these. */
 /* Without AVX (a machine whose widest ISA is SSE4.1: docs/COSTS.md "Capped ISA (SSE4.1) and threads",
  * measured 2026-12-05 with ONEDNN_VERBOSE and the allocator tracker on 20 single layers) oneDNN 2.6 has
  * JIT kernels for a convolution's forward only: its backward-data and backward-weights passes run
@@ -207,34 +208,33 @@ static int64_t weights_pass_input_bytes(const ab_conv_desc *cv)
 	return b < AB_I64_DOUBLE_MAX ? (int64_t)b : INT64_MAX;
 }
 
-/* Two kinds of 2-D convolution run their weights pass as im2col then sgemm on AVX-512 too (ONEDNN_VERBOSE:
+/* Three kinds of 2-D convolution run their weights pass as im2col then sgemm on AVX-512 too (ONEDNN_VERBOSE:
  * x64:gemm:jit): a dense one whose kernel spans 15 taps or more on an axis (a patch embedding: ViT's 16×16
- * and 32×32, an MLP-mixer's stem; oneDNN 2.6's JIT kernels stop at 14 taps), and a grouped one (not
- * depthwise) whose groups' input or output channels are no multiple of 8 (it cannot pad channels inside a
- * group: 16 per group runs jit:avx512_core, 8, 24 and 40 jit:avx2, 12, 39 and 132 gemm), and a dense dilated
- * one with fewer than 16 input channels or whose dilated kernel reaches beyond its unpadded input on an axis
- * (otherwise oneDNN's JIT kernel takes it: 16 → 128 3×3 dilated 2 on 6×6, but 64 → 16 5×5 dilated 2 on
- * 6×6, 12 → 48 3×3 on 12×12, 44 → 44 5×5 dilated 3 on 2×2 gemm). Beside the new
- * gradient the pass holds four times the weight, one sample's columns of one group (K = a group's input
- * channels × kernel elements, by output positions) and sgemm's packing buffers, which depend on a group's
- * output channels and K only: 10.3 kB below 16 output channels; from 16, 53 kB + 505 B per K up to
- * K = 1,083 and 84.3 kB from K = 1,200 (the step lies between; 1,152 taken). With T threads and a batch of T
- * or more, each thread takes samples and holds its own reduction buffer and columns (the packing buffers
- * once). Measured 2026-12-07 with the allocator tracker (PyTorch 1.13.1, the backward's transient beyond the
- * weight's gradient): 90 patch embeddings (1 to 16 input channels, kernels 15 to 32, 8 to 64 output
- * channels, 1 to 25 output positions, batch 1 to 8) within 13 kB at one thread, and so on two threads at
- * batch 4 (at batch 1 with 16 output positions, 84 kB of packing where 428 kB is booked for K = 768); 59
- * such grouped ones (2 to 8 groups, 3 to 39 channels a group, kernels 3 to 7, 1 to 2,304 output positions):
- * 45 within 2 %, the rest, all computing the input's gradient too, 3-81 % under (that pass's own buffers:
- * not fitted); 75 such dilated ones without the input's gradient (3 to 64 input channels, 3×3 to 7×7,
- * dilation 2 and 3, 1 to 2,304 output positions, batch 2 to 8 or 1 on PyTorch's oneDNN path): 56 within 5 %,
- * 11 from 10 to 55 % under (7×7 ones and 12 input channels on 12×12 and more), 6 from 6 to 15 % over and
- * one 3.6× over (64 → 8 7×7 on 12×12 at batch 1, whose columns come in blocks). PyTorch 2.15 holds 17.6 kB more in each (patch) case. Not here: a grouped
- * 1×1 (no columns; 0.1-6.6× off). The 4.3 × weight this replaces for
- * wide kernels read 211 kB for gen_mixer_s000045's 3 → 16 16×16 stem on 64², which holds 674 kB; a grouped
- * convolution was booked one weight (gen_cnn_s000198's 264 → 572 in 2 groups on 3×3: 2.7 MB, which holds
- * 10.9; gen_cnn_s000179's 44 → 44 5×5 dilated 3 on 2×2: 0.8 MB, which holds 1.4). Returns -1 for any other
- * convolution. */
+ * and 32×32, an MLP-mixer's stem; oneDNN 2.6's JIT kernels stop at 14 taps); a grouped one (not depthwise)
+ * whose groups' input or output channels are no multiple of 8 (it cannot pad channels inside a group: 16 per
+ * group runs jit:avx512_core, 8, 24 and 40 jit:avx2, 12, 39 and 132 gemm); and a dense dilated one with fewer
+ * than 16 input channels or whose dilated kernel reaches beyond its unpadded input on an axis (otherwise
+ * oneDNN's JIT kernel takes it: 16 → 128 3×3 dilated 2 on 6×6 is jit, but 64 → 16 5×5 dilated 2 on 6×6,
+ * 12 → 48 3×3 on 12×12 and 44 → 44 5×5 dilated 3 on 2×2 are gemm). Beside the new gradient the pass holds four
+ * times the weight, one sample's columns of one group (K = a group's input channels × kernel elements, by
+ * output positions) and sgemm's packing buffers, which depend on a group's output channels and K only:
+ * 10.3 kB below 16 output channels; from 16, 53 kB + 505 B per K up to K = 1,083 and 84.3 kB from K = 1,200
+ * (the step lies between; 1,152 taken). With T threads and a batch of T or more, each thread takes samples and
+ * holds its own reduction buffer and columns (the packing buffers once).
+ * Measured 2026-12-07 with the allocator tracker (PyTorch 1.13.1, the backward's transient beyond the weight's
+ * gradient): 90 patch embeddings (1 to 16 input channels, kernels 15 to 32, 8 to 64 output channels, 1 to 25
+ * output positions, batch 1 to 8) within 13 kB at one thread, and so on two threads at batch 4 (at batch 1
+ * with 16 output positions, 84 kB of packing where 428 kB is booked for K = 768); 59 such grouped ones (2 to 8
+ * groups, 3 to 39 channels a group, kernels 3 to 7, 1 to 2,304 output positions): 45 within 2 %, the rest, all
+ * computing the input's gradient too, 3-81 % under (that pass's own buffers: not fitted); 75 such dilated ones
+ * without the input's gradient (3 to 64 input channels, 3×3 to 7×7, dilation 2 and 3, 1 to 2,304 output
+ * positions, batch 2 to 8 or 1 on PyTorch's oneDNN path): 56 within 5 %, 11 from 10 to 55 % under (7×7 ones
+ * and 12 input channels on 12×12 and more), 6 from 6 to 15 % over and one 3.6× over (64 → 8 7×7 on 12×12 at
+ * batch 1, whose columns come in blocks). PyTorch 2.15 holds 17.6 kB more in each patch case. Not here: a
+ * grouped 1×1 (no columns; 0.1-6.6× off). Before, a wide kernel was booked 4.3 × its weight (211 kB for
+ * gen_mixer_s000045's 3 → 16 16×16 stem on 64², which holds 674 kB) and the others one weight
+ * (gen_cnn_s000198's 264 → 572 in 2 groups on 3×3: 2.7 MB, which holds 10.9; gen_cnn_s000179's 44 → 44 5×5
+ * dilated 3 on 2×2: 0.8 MB, which holds 1.4). Returns -1 for any other convolution. */
 #define AB_GEMM_MIN_TAPS 15
 #define AB_GEMM_GROUP_CHANNELS 8
 static double gemm_weights_pass(const ab_conv_desc *cv)
@@ -247,8 +247,11 @@ static double gemm_weights_pass(const ab_conv_desc *cv)
 	int grouped = g > 1 && g != x->dims[1] && cv->ksz > 1 &&
 	              (icg % AB_GEMM_GROUP_CHANNELS || ocg % AB_GEMM_GROUP_CHANNELS);
 	int dilated = 0; /* (dense, fewer than 16 input channels or a dilated reach beyond the unpadded input) */
-	for (int i = 0; i < 2 && g == 1 && kernel_dilated(cv); i++)
-		dilated |= icg < AB_ONEDNN_BLOCK || cv->d[i] * (cv->k[i] - 1) + 1 > x->dims[2 + i];
+	if (g == 1 && kernel_dilated(cv)) {
+		dilated = icg < AB_ONEDNN_BLOCK;
+		for (int i = 0; i < 2; i++)
+			dilated |= cv->d[i] * (cv->k[i] - 1) + 1 > x->dims[2 + i];
+	}
 	if (!wide && !grouped && !dilated)
 		return -1;
 	double K = (double)icg * (double)cv->ksz, os = (double)y->dims[2] * (double)y->dims[3];
