@@ -76,6 +76,21 @@ fingerprint() { # [--quick] then the options of the machine id: its profile when
 # machine's torch-1.13 fingerprint alone ran for two hours, most of it in the last 80 networks, and its
 # PyTorch 2 and TensorFlow rows would have come after the session.
 QUICK=$(echo "$ALL" | cut -d, -f1-64)
+# The Keras zoo (collector/tf_zoo.py), for TensorFlow's phases below.
+TFALL=$(.runtimes/tf-2.21.0/bin/python -m collector.tf_worker --list 2>/dev/null | /usr/bin/python3 -c "
+import json, sys
+print(','.join(json.loads(l)['name'] for l in sys.stdin if l.strip()))")
+# Since 2026-12-07 17:50 the rows the issue "Frameworks" still needs come before a new machine id's own
+# fingerprints: that session's machine (family 25 model 17 again) had a new id only because its kernel build
+# had changed (6.18.44-fc-v1252 -> v1300), the issue "Machines" had eight ids of 300+ rows, and PyTorch 2 had
+# 411 two-thread rows of 1,642 (a third asked: about 210 more, one quick fingerprint on two threads) and
+# TensorFlow 659 of 1,500. So first PyTorch 2's quick fingerprint on two threads, then TensorFlow's on one
+# thread (each the new id's profile first), then the rest in the order below (measured ones are skipped).
+for rt in torch-2.15.0; do
+	[ -x ".runtimes/$rt/bin/python" ] && OUT="data/$rt/dataset.csv" fingerprint --quick --hw cpu2 --python ".runtimes/$rt/bin/python"
+done
+[ -n "$TFALL" ] && OUT=data/tf-2.21.0/dataset.csv phase --runtime tf-2.21.0 --models "$TFALL" --graphs data/graphs/tf \
+	--size min --seq min --batch 1,4 --max-iter-seconds 1.5 --hw cpu1
 fingerprint --quick --hw cpu1
 # Generated networks (issue "Unseen networks": collector/generator.py, docs/GENERATOR.md): the catalogue of
 # 1,000, the families interleaved (seed 0 of every family, then seed 1, ...), each at its one size, batch 4,
@@ -128,9 +143,6 @@ done
 # in data/graphs/tf): its fingerprint, every Keras network at its smallest input, batch 1 and 4, SGD and
 # Adam, into data/tf-2.21.0/dataset.csv. Each configuration runs in a fresh worker (a reused TensorFlow worker
 # does not read the same memory: docs/PROTOCOL.md), about 10 s of start-up each.
-TFALL=$(.runtimes/tf-2.21.0/bin/python -m collector.tf_worker --list 2>/dev/null | /usr/bin/python3 -c "
-import json, sys
-print(','.join(json.loads(l)['name'] for l in sys.stdin if l.strip()))")
 if [ -n "$TFALL" ]; then
 	mkdir -p data/tf-2.21.0
 	OUT=data/tf-2.21.0/dataset.csv phase --runtime tf-2.21.0 --models "$TFALL" --graphs data/graphs/tf --size min \
