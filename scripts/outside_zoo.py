@@ -1559,6 +1559,9 @@ def with_prediction(row, d):
         "memory_in_interval": d["memory_lo_bytes"] <= mem <= d["memory_hi_bytes"],
         "memory_underestimate": mem > d["memory_hi_bytes"], "novelty": d.get("novelty"), "hw": d.get("hw"),
     })
+    if d.get("time_analytic_s"):  # the analytic estimate alone, to judge the learned correction on these networks
+        row["time_analytic_s"] = d["time_analytic_s"]
+        row["time_analytic_error"] = round((d["time_analytic_s"] - med) / med, 4)
     return row
 
 

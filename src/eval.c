@@ -86,7 +86,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 	}
 	double f = 1;
 	int shot_threads = ns ? ex->hw_threads[ex->hw[shots[0]]] : 1; /* the test machine's */
-	double k0 = ab_shot_local_prior(&m, shot_threads);
+	double k0 = AB_SHOT_PRIOR; /* (set from the shots below) */
 	ab_shot *sh = NULL; /* the shots for the local correction (machine.c ab_shot_correction) */
 	if (ns) {
 		double *lr = ab_malloc(ns * sizeof *lr);
@@ -106,6 +106,7 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 			sh[i].log_batch = log((double)ex->rows[shots[i]]->batch);
 			ab_composition(sh[i].comp, ex->X + shots[i] * (size_t)ex->d);
 		}
+		k0 = ab_shot_local_prior(&m, ab_shot_prior_rows(&m, lr, ns, shot_threads));
 		f = exp(ab_shot_log_factor(&m, lr, ns, shot_threads));
 		ab_free(lr);
 	}

@@ -202,6 +202,10 @@ typedef struct ab_model {
 	 * residuals' spread within such machines over the spread of the machines' median residuals. 0: no prior
 	 * (a model without machine folds: the shots' median alone). */
 	double shot_prior_rows[2];
+	/* The within-machine spread those rows were set from: the mean over the held-out machines of one thread
+	 * [0] and of more [1] of (1.4826 × MAD)² of their log residuals. A new machine's shots bring their own
+	 * spread, pooled with this one (ab_shot_prior_rows). 0: not known (a bundle of before 2026-12-07 18:00). */
+	double shot_spread[2];
 	ab_novelty nov;                /* the training graphs' compositions; the memory weight and widenings */
 	unsigned char hw_seen[AB_MAX_HW]; /* the trees were trained on rows of this hardware id (AB_X_HW) */
 } ab_model;
@@ -212,14 +216,20 @@ const double *ab_model_x(const ab_model *m, const ab_examples *ex, size_t r, dou
 
 /* One layer's part of the analytic time base (per unit of calib) under the fitted coefficients. */
 double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a, size_t layer, int threads);
-/* The few-shot time factor's log from the log residuals lr[0..n) (measured / predicted) of the rows of a new
- * machine running `threads` threads: their median, shrunk toward 0 by n / (n + its shot_prior_rows). lr is
- * reordered. */
+/* The few-shot prior in rows of a new machine running `threads` threads whose shots have the log residuals
+ * lr[0..n) (measured / predicted): shot_prior_rows of its thread count, scaled by how much its shots scatter
+ * against the training machines of that thread count (their spread pooled with shot_spread, which weighs as
+ * AB_SHOT_SPREAD_ROWS shots). A noisy machine's ten shots then move its factor less than a quiet one's.
+ * shot_prior_rows alone without shot_spread or with fewer than two shots. lr is not changed. */
+double ab_shot_prior_rows(const ab_model *m, const double *lr, size_t n, int threads);
+#define AB_SHOT_SPREAD_ROWS 10
+/* The few-shot time factor's log from the log residuals lr[0..n) of the rows of a new machine running
+ * `threads` threads: their median, shrunk toward 0 by n / (n + ab_shot_prior_rows). lr is reordered. */
 double ab_shot_log_factor(const ab_model *m, double *lr, size_t n, int threads);
-/* The local correction's prior weight (machine.h ab_shot_correction) for a machine running `threads`
- * threads: AB_SHOT_PRIOR for one thread, scaled by how much noisier the model found machines of more
- * (shot_prior_rows[1] / shot_prior_rows[0]). */
-double ab_shot_local_prior(const ab_model *m, int threads);
+/* The local correction's prior weight (machine.h ab_shot_correction) of a machine whose few-shot prior is
+ * `rows` (ab_shot_prior_rows): AB_SHOT_PRIOR scaled by rows over the one-thread machines' prior, so that the
+ * shots of a machine found noisier (two threads; shots that scatter) keep less of their own residuals. */
+double ab_shot_local_prior(const ab_model *m, double rows);
 /* The time quantiles a profile-mode model gives a machine running `threads` threads (q_time_thr). */
 const double *ab_profile_quantiles(const ab_model *m, int threads);
 /* The optimizer step's and gradient writes' part (per unit of calib): the parameter terms. */

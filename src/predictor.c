@@ -30,7 +30,8 @@
  *                                                      version 17), then optionally the q05 and q95 of one
  *                                                      thread and of more, then the few-shot factor's
  *                                                      prior in rows, of one thread and of more (model.h
- *                                                      shot_prior_rows)
+ *                                                      shot_prior_rows), then the spread it was set
+ *                                                      from, of one thread and of more (shot_spread)
  *   ensemble profile_time ...
  *   end
  *
@@ -310,7 +311,7 @@ double abacus_predictor_shot_factor(const abacus_predictor *p, double *log_ratio
 {
 	const ab_model *m = p->has_profile ? &p->pm : &p->m; /* (a model without machine folds: prior 0) */
 	if (prior_rows)
-		*prior_rows = m->shot_prior_rows[threads > 1];
+		*prior_rows = ab_shot_prior_rows(m, log_ratios, n, threads);
 	return exp(ab_shot_log_factor(m, log_ratios, n, threads));
 }
 
@@ -372,6 +373,16 @@ int abacus_predict(abacus_prediction *out, const abacus_predictor *p, const abac
 	return 0;
 }
 
+/* The few-shot prior in rows of a machine with shots (ab_shot_prior_rows: its shots' own spread). */
+static double machine_prior_rows(const ab_model *pm, const abacus_machine *mc)
+{
+	double lr[AB_MAX_SHOTS];
+	size_t n = mc->n_shots < AB_MAX_SHOTS ? mc->n_shots : AB_MAX_SHOTS;
+	for (size_t i = 0; i < n; i++)
+		lr[i] = mc->shots[i].lr;
+	return ab_shot_prior_rows(pm, lr, n, mc->threads);
+}
+
 /* The profile-mode prediction; with `bare`, without the machine's few-shot factor and shots (what `abacus
  * adapt` compares its rows with). *comp (may be NULL) gets the configuration's composition. */
 static int predict_machine(abacus_prediction *out, const abacus_predictor *p, const abacus_analysis *a,
@@ -403,7 +414,7 @@ static int predict_machine(abacus_prediction *out, const abacus_predictor *p, co
 	if (!bare)
 		tb *= machine->adapt * exp(ab_shot_correction(machine->shots, machine->n_shots, SIZE_MAX, log(machine->adapt),
 		                                              c, log((double)a->cfg.batch),
-		                                              ab_shot_local_prior(&p->pm, machine->threads)));
+		                                              ab_shot_local_prior(&p->pm, machine_prior_rows(&p->pm, machine))));
 	fill_prediction(out, p, &p->pm, ab_profile_quantiles(&p->pm, machine->threads), x, tb, a);
 	out->hw = machine->id;
 	out->calib_s = calib_s > 0 ? calib_s : ref;
@@ -568,9 +579,10 @@ int abacus_predictor_save(char **out, size_t *len, const abacus_predictor *p, ab
 		ab_buf_printf(&b, "\nbase %d", AB_TIME_TERMS);
 		for (int i = 0; i < AB_TIME_TERMS; i++)
 			ab_buf_printf(&b, " %a", p->pm.coef[0][i]);
-		ab_buf_printf(&b, "\nprofile_intervals %a %a %a %a %a %a %a %a %a\n", p->pm.q_time[0], p->pm.q_time[1],
+		ab_buf_printf(&b, "\nprofile_intervals %a %a %a %a %a %a %a %a %a %a %a\n", p->pm.q_time[0], p->pm.q_time[1],
 		              p->pm.nov.widen_t, p->pm.q_time_thr[0][0], p->pm.q_time_thr[0][1], p->pm.q_time_thr[1][0],
-		              p->pm.q_time_thr[1][1], p->pm.shot_prior_rows[0], p->pm.shot_prior_rows[1]);
+		              p->pm.q_time_thr[1][1], p->pm.shot_prior_rows[0], p->pm.shot_prior_rows[1], p->pm.shot_spread[0],
+		              p->pm.shot_spread[1]);
 		put_ensemble(&b, "profile_time", &p->pm.time);
 	}
 	ab_buf_printf(&b, "end\n");
@@ -849,19 +861,23 @@ static int get_profile_section(reader *r, abacus_predictor *p, int version, abac
 	/* Then, since 2026-12-06 (no new version: a reader of version 19 before it reads the first three), the
 	 * quantiles by thread count, one thread and more (model.h q_time_thr); without them, q05 and q95. And
 	 * since 2026-12-07 the few-shot factor's prior in rows (model.h shot_prior_rows; without it 0: the
-	 * shots' median alone, as before). */
+	 * shots' median alone, as before), and since 18:00 that day the spread it was set from (shot_spread;
+	 * without it 0: one prior per thread count, as before). */
 	int want = version >= 17 ? 3 : 2;
 	double *qt = &p->pm.q_time_thr[0][0];
-	double *sp = p->pm.shot_prior_rows;
-	sp[0] = sp[1] = 0;
+	double *sp = p->pm.shot_prior_rows, *ss = p->pm.shot_spread;
+	sp[0] = sp[1] = ss[0] = ss[1] = 0;
 	int got = next_line(r) ? 0 :
-	          sscanf(r->buf, "profile_intervals %la %la %la %la %la %la %la %la %la", &p->pm.q_time[0],
-	                 &p->pm.q_time[1], &p->pm.nov.widen_t, &qt[0], &qt[1], &qt[2], &qt[3], &sp[0], &sp[1]);
-	if (got < want || (got > 3 && got != 7 && got != 9) || !isfinite(p->pm.q_time[0]) || !isfinite(p->pm.q_time[1]) ||
-	    !(p->pm.nov.widen_t >= 0) || !isfinite(p->pm.nov.widen_t) || !(sp[0] >= 0) || !isfinite(sp[0]) ||
-	    !(sp[1] >= 0) || !isfinite(sp[1]))
+	          sscanf(r->buf, "profile_intervals %la %la %la %la %la %la %la %la %la %la %la", &p->pm.q_time[0],
+	                 &p->pm.q_time[1], &p->pm.nov.widen_t, &qt[0], &qt[1], &qt[2], &qt[3], &sp[0], &sp[1], &ss[0], &ss[1]);
+	int nonneg = 1;
+	for (int k = 0; k < 2; k++)
+		nonneg &= sp[k] >= 0 && isfinite(sp[k]) && ss[k] >= 0 && isfinite(ss[k]);
+	if (got < want || (got > 3 && got != 7 && got != 9 && got != 11) || !isfinite(p->pm.q_time[0]) ||
+	    !isfinite(p->pm.q_time[1]) || !(p->pm.nov.widen_t >= 0) || !isfinite(p->pm.nov.widen_t) || !nonneg)
 		return bad(r, err, version >= 17 ? "expected 'profile_intervals <q05> <q95> <widen> [<q05> <q95> of one "
-		                                   "thread, of more [<the few-shot prior's rows of one thread, of more>]]'" :
+		                                   "thread, of more [<the few-shot prior's rows of one thread, of more> "
+		                                   "[<their spread of one thread, of more>]]]'" :
 		                                   "expected 'profile_intervals <q05> <q95>'");
 	for (int k = 0; k < 4; k++)
 		if (got < 7)

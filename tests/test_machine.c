@@ -518,10 +518,42 @@ void test_shot_correction(void)
 	memset(&m, 0, sizeof m);
 	m.shot_prior_rows[0] = 5;
 	m.shot_prior_rows[1] = 50;
-	CHECK(ab_shot_local_prior(&m, 1) == AB_SHOT_PRIOR);
-	CHECK(fabs(ab_shot_local_prior(&m, 2) - 10 * AB_SHOT_PRIOR) < 1e-12);
+	CHECK(ab_shot_local_prior(&m, 5) == AB_SHOT_PRIOR);
+	CHECK(fabs(ab_shot_local_prior(&m, 50) - 10 * AB_SHOT_PRIOR) < 1e-12);
 	m.shot_prior_rows[0] = 0; /* (no prior learnt: the constant) */
-	CHECK(ab_shot_local_prior(&m, 2) == AB_SHOT_PRIOR);
+	CHECK(ab_shot_local_prior(&m, 50) == AB_SHOT_PRIOR);
+}
+
+/* A machine's few-shot prior from its shots' own spread (model.c ab_shot_prior_rows): shots that scatter as
+ * the training machines' residuals did keep the thread count's prior; shots of twice that deviation (4× the
+ * variance), pooled with the training spread at AB_SHOT_SPREAD_ROWS to their ten, weigh (10·4 + 10) / 20 =
+ * 2.5× the rows; without a spread in the model, or with one shot, the thread count's prior alone. */
+void test_shot_prior_spread(void);
+void test_shot_prior_spread(void)
+{
+	ab_model m;
+	memset(&m, 0, sizeof m);
+	m.shot_prior_rows[0] = 4;
+	m.shot_prior_rows[1] = 40;
+	double s = 0.1, lr[10];
+	/* Ten log residuals around 0.2 whose median absolute deviation is d: five at ±d, the median's two at 0. */
+	const double at[10] = { -1, -1, -1, -1, 0, 0, 1, 1, 1, 1 };
+	for (int i = 0; i < 10; i++)
+		lr[i] = 0.2 + at[i] * s / 1.4826;
+	CHECK(ab_shot_prior_rows(&m, lr, 10, 1) == 4); /* (no spread known) */
+	m.shot_spread[0] = s * s;
+	m.shot_spread[1] = 9 * s * s;
+	CHECK(fabs(ab_shot_prior_rows(&m, lr, 10, 1) - 4) < 1e-9);
+	CHECK(fabs(ab_shot_prior_rows(&m, lr, 10, 2) - 40 * (10 * s * s + 10 * 9 * s * s) / 20 / (9 * s * s)) < 1e-9);
+	CHECK(ab_shot_prior_rows(&m, lr, 1, 1) == 4);
+	CHECK(lr[0] == 0.2 - s / 1.4826); /* (the caller's residuals unchanged) */
+	for (int i = 0; i < 10; i++)
+		lr[i] = 0.2 + at[i] * 2 * s / 1.4826;
+	CHECK(fabs(ab_shot_prior_rows(&m, lr, 10, 1) - 4 * 2.5) < 1e-9);
+	/* The factor shrinks by the machine's own prior: median 0.2, 10 / (10 + 10). */
+	CHECK(fabs(ab_shot_log_factor(&m, lr, 10, 1) - 0.2 * 10 / 20) < 1e-9);
+	/* and the local correction's prior grows with it, 2.5× the constant. */
+	CHECK(fabs(ab_shot_local_prior(&m, 10) - 2.5 * AB_SHOT_PRIOR) < 1e-12);
 }
 
 /* Rewrites the bundle's "profile_intervals" line as `line` (the rest of the bundle as it was). */
@@ -675,13 +707,14 @@ void test_profile_thread_quantiles(void)
 		CHECK(abacus_analyze(&a, g, &cfg, &err) == 0);
 	if (!p || !a || !m2 || abacus_predictor_save(&buf, &len, p, &err))
 		goto out;
-	/* Nine fields, as written (the last two the few-shot prior: test_shot_prior); seven are read as well. */
+	/* Eleven fields, as written (the last four the few-shot prior and its spread: test_shot_prior,
+	 * test_shot_prior_spread); seven are read as well. */
 	const char *line = strstr(buf, "\nprofile_intervals ");
 	CHECK(line != NULL);
-	double v[10];
+	double v[12];
 	if (line)
-		CHECK(sscanf(line + 1, "profile_intervals %la %la %la %la %la %la %la %la %la %la", &v[0], &v[1], &v[2], &v[3],
-		             &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) == 9);
+		CHECK(sscanf(line + 1, "profile_intervals %la %la %la %la %la %la %la %la %la %la %la %la", &v[0], &v[1], &v[2],
+		             &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11]) == 11);
 	char text[256];
 	snprintf(text, sizeof text, "profile_intervals %a %a %a -0.2 0.4 -0.4 0.1", v[0], v[1], v[2]);
 	edited = with_profile_intervals(buf, text);
