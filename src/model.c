@@ -960,10 +960,11 @@ static void shot_prior(double rows[2], double spread_out[2], const ab_novelty_ob
 	}
 }
 
-/* (The per-machine spread: on the rows of 2026-12-07 17:30, leave one machine out with ten shots made the two
- * noisiest machines worse than none did, the Intel model 207 guest (noise floor 16 %) 13.6 -> 15.5 % and the
- * capped two-thread machine (40 %) 51 -> 59 %, while the quiet ones gained: one prior per thread count took
- * ten noisy shots as seriously as ten quiet ones.) */
+/* (The per-machine spread: on the PyTorch 1.13 rows of b560d1d, leave one machine out with ten shots made the
+ * two noisiest machines worse than none did, the Intel model 207 guest (noise floor 16 %) 13.6 -> 15.5 % and
+ * the capped two-thread machine (40 %) 51 -> 59 %, while the quiet ones gained: one prior per thread count
+ * took ten noisy shots as seriously as ten quiet ones. With this: all seven 18.76 -> 18.61 %, those two 15.7
+ * and 56.6 %; docs/MACHINES.md.) */
 double ab_shot_prior_rows(const ab_model *m, const double *lr, size_t n, int threads)
 {
 	int g = threads > 1;
