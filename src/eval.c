@@ -106,8 +106,9 @@ static int score_fold(const ab_examples *ex, const size_t *train, size_t ntr, co
 			sh[i].log_batch = log((double)ex->rows[shots[i]]->batch);
 			ab_composition(sh[i].comp, ex->X + shots[i] * (size_t)ex->d);
 		}
-		k0 = ab_shot_local_prior(&m, ab_shot_prior_rows(&m, lr, ns, shot_threads));
-		f = exp(ab_shot_log_factor(&m, lr, ns, shot_threads));
+		double rows = ab_shot_prior_rows(&m, lr, ns, shot_threads);
+		k0 = ab_shot_local_prior(&m, rows);
+		f = exp(ab_shot_log_factor(lr, ns, rows));
 		ab_free(lr);
 	}
 	if (scale)

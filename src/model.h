@@ -223,9 +223,10 @@ double ab_layer_time_weight(const ab_model *m, int hw, const abacus_analysis *a,
  * shot_prior_rows alone without shot_spread or with fewer than two shots. lr is not changed. */
 double ab_shot_prior_rows(const ab_model *m, const double *lr, size_t n, int threads);
 #define AB_SHOT_SPREAD_ROWS 10
-/* The few-shot time factor's log from the log residuals lr[0..n) of the rows of a new machine running
- * `threads` threads: their median, shrunk toward 0 by n / (n + ab_shot_prior_rows). lr is reordered. */
-double ab_shot_log_factor(const ab_model *m, double *lr, size_t n, int threads);
+/* The few-shot time factor's log from the log residuals lr[0..n) of the rows of a new machine whose prior is
+ * `rows` (ab_shot_prior_rows of the same residuals): their median, shrunk toward 0 by n / (n + rows). lr is
+ * reordered. */
+double ab_shot_log_factor(double *lr, size_t n, double rows);
 /* The local correction's prior weight (machine.h ab_shot_correction) of a machine whose few-shot prior is
  * `rows` (ab_shot_prior_rows): AB_SHOT_PRIOR scaled by rows over the one-thread machines' prior, so that the
  * shots of a machine found noisier (two threads; shots that scatter) keep less of their own residuals. */

@@ -310,9 +310,10 @@ double abacus_predictor_shot_factor(const abacus_predictor *p, double *log_ratio
                                     double *prior_rows)
 {
 	const ab_model *m = p->has_profile ? &p->pm : &p->m; /* (a model without machine folds: prior 0) */
+	double rows = ab_shot_prior_rows(m, log_ratios, n, threads);
 	if (prior_rows)
-		*prior_rows = ab_shot_prior_rows(m, log_ratios, n, threads);
-	return exp(ab_shot_log_factor(m, log_ratios, n, threads));
+		*prior_rows = rows;
+	return exp(ab_shot_log_factor(log_ratios, n, rows));
 }
 
 /* The feature vector and the analytic time terms of `a` on hardware running `threads` threads. */

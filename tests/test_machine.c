@@ -551,7 +551,7 @@ void test_shot_prior_spread(void)
 		lr[i] = 0.2 + at[i] * 2 * s / 1.4826;
 	CHECK(fabs(ab_shot_prior_rows(&m, lr, 10, 1) - 4 * 2.5) < 1e-9);
 	/* The factor shrinks by the machine's own prior: median 0.2, 10 / (10 + 10). */
-	CHECK(fabs(ab_shot_log_factor(&m, lr, 10, 1) - 0.2 * 10 / 20) < 1e-9);
+	CHECK(fabs(ab_shot_log_factor(lr, 10, ab_shot_prior_rows(&m, lr, 10, 1)) - 0.2 * 10 / 20) < 1e-9);
 	/* and the local correction's prior grows with it, 2.5× the constant. */
 	CHECK(fabs(ab_shot_local_prior(&m, 10) - 2.5 * AB_SHOT_PRIOR) < 1e-12);
 }
