@@ -813,6 +813,23 @@ void test_shot_prior(void)
 		CHECK(abacus_predictor_shot_factor(q, lr, 10, 1, &prior2) == f);
 		CHECK(prior2 == prior);
 	}
+	/* The spreads (the last two fields) come as a pair, finite and not negative: ten fields, or a negative
+	 * spread, is a corrupt bundle that names the line; eleven good ones load. */
+	const char *const bad_lines[] = { "profile_intervals -0.3 0.3 0 -0.3 0.3 -0.3 0.3 1 9 0.01",
+		                              "profile_intervals -0.3 0.3 0 -0.3 0.3 -0.3 0.3 1 9 0.01 -0.02",
+		                              "profile_intervals -0.3 0.3 0 -0.3 0.3 -0.3 0.3 1 9 nan 0.02" };
+	for (size_t i = 0; text && i < sizeof bad_lines / sizeof bad_lines[0]; i++) {
+		char *edited = with_profile_intervals(text, bad_lines[i]);
+		abacus_predictor *broken = NULL;
+		CHECK(edited && abacus_predictor_load(&broken, edited, strlen(edited), &err) != 0 && !broken);
+		CHECK(strstr(err.msg, "profile_intervals") != NULL);
+		free(edited);
+	}
+	char *good = text ? with_profile_intervals(text, "profile_intervals -0.3 0.3 0 -0.3 0.3 -0.3 0.3 1 9 0.01 0.02") : NULL;
+	abacus_predictor *fine = NULL;
+	CHECK(good && abacus_predictor_load(&fine, good, strlen(good), &err) == 0);
+	abacus_predictor_free(fine);
+	free(good);
 	/* The line of before: the first seven values only. */
 	char *line = text ? strstr(text, "\nprofile_intervals ") : NULL;
 	CHECK(line != NULL);
