@@ -22,8 +22,10 @@ static const char description[] =
 	"(give every runtime's dataset) predicted by a model trained on the other runtimes' rows (--shots K:\n"
 	"and K of its own). Prints MRE, median and 90th percentile relative error for\n"
 	"time and memory, the analytic and FLOPs-proportional baselines, the noise floor of repeated\n"
-	"measurements, per hardware id, per machine (with its own noise floor and, for lomachine, the share of\n"
-	"measured times inside the 90 % interval) and per network.\n";
+	"measurements (and, where repeats were measured an hour or more apart, their own \"late\" floor: the\n"
+	"drift a predictor of rows measured at another time is up against), per hardware id, per machine (with\n"
+	"its own noise floor and, for lomachine, the share of measured times inside the 90 % interval) and per\n"
+	"network.\n";
 
 /* Point colours (Okabe–Ito: told apart by colour-blind readers too); groups past the last share grey. */
 static const char *const palette[] = { "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#000000" };
@@ -299,7 +301,9 @@ static void write_json(FILE *f, const abacus_eval *ev, const char *pname)
 	json_stats(f, "analytic", abacus_eval_get(ev, ABACUS_EVAL_ANALYTIC_TIME), 0);
 	json_stats(f, "flops_proportional", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME), 0);
 	json_stats(f, "noise_floor_raw", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME), 0);
-	json_stats(f, "noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED), 1);
+	json_stats(f, "noise_floor", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED), 0);
+	json_stats(f, "noise_floor_late_raw", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_LATE), 0);
+	json_stats(f, "noise_floor_late", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_LATE_ADJUSTED), 1);
 	fprintf(f, "  },\n  \"coverage\": ");
 	num(f, abacus_eval_coverage(ev));
 	fprintf(f, ",\n  \"memory_underestimate\": ");
@@ -335,7 +339,11 @@ static void write_json(FILE *f, const abacus_eval *ev, const char *pname)
 		fprintf(f, "  ");
 		json_stats(f, "noise_floor_raw", &hws[i].noise_time, 0);
 		fprintf(f, "  ");
-		json_stats(f, "noise_floor", &hws[i].noise_time_adjusted, 1);
+		json_stats(f, "noise_floor", &hws[i].noise_time_adjusted, 0);
+		fprintf(f, "  ");
+		json_stats(f, "noise_floor_late_raw", &hws[i].noise_time_late, 0);
+		fprintf(f, "  ");
+		json_stats(f, "noise_floor_late", &hws[i].noise_time_late_adjusted, 1);
 		fprintf(f, "    }%s\n", i + 1 < nh ? "," : "");
 	}
 	size_t nm;
@@ -352,7 +360,11 @@ static void write_json(FILE *f, const abacus_eval *ev, const char *pname)
 		num(f, ms[i].noise_time_adjusted.mre);
 		fprintf(f, ", \"noise_floor_raw\": ");
 		num(f, ms[i].noise_time.mre);
-		fprintf(f, ", \"noise_pairs\": %zu, \"coverage\": ", ms[i].noise_time.n);
+		fprintf(f, ", \"noise_pairs\": %zu, \"noise_floor_late\": ", ms[i].noise_time.n);
+		num(f, ms[i].noise_time_late_adjusted.mre);
+		fprintf(f, ", \"noise_floor_late_raw\": ");
+		num(f, ms[i].noise_time_late.mre);
+		fprintf(f, ", \"noise_pairs_late\": %zu, \"coverage\": ", ms[i].noise_time_late.n);
 		num(f, ms[i].coverage);
 		fprintf(f, ", \"memory_mre\": ");
 		num(f, ms[i].memory.mre);
@@ -378,6 +390,22 @@ static void row(const char *name, const abacus_eval_stats *s)
 	printf("  %-34s %8.2f%% %8.2f%% %8.2f%% %7zu\n", name, 100 * s->mre, 100 * s->median, 100 * s->p90, s->n);
 }
 
+/* The noise floor of the repeats measured an hour or more apart (ABACUS_LATE_REPEAT_S), speed-adjusted and raw,
+ * of hardware id `hw` ("": all rows); nothing where no such pair exists (most repeats run back to back). */
+static void late_floor_rows(const char *hw, const abacus_eval_stats *adjusted, const abacus_eval_stats *raw)
+{
+	char name[96];
+	if (!adjusted->n)
+		return;
+	if (*hw)
+		snprintf(name, sizeof name, "late noise floor (adjusted), %s", hw);
+	else
+		snprintf(name, sizeof name, "late noise floor (speed-adjusted)");
+	row(name, adjusted);
+	snprintf(name, sizeof name, "late noise floor (raw)%s%s", *hw ? ", " : "", hw);
+	row(name, raw);
+}
+
 /* The report as a table: overall errors beside the baselines and noise floors, per hardware id, per machine
  * and per network. */
 static void print_table(const abacus_eval *ev, const char *pname)
@@ -400,6 +428,7 @@ static void print_table(const abacus_eval *ev, const char *pname)
 	row("time, FLOPs-proportional baseline", abacus_eval_get(ev, ABACUS_EVAL_FLOPS_TIME));
 	row("time noise floor (speed-adjusted)", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_ADJUSTED));
 	row("time noise floor (raw)", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME));
+	late_floor_rows("", abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_LATE_ADJUSTED), abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_LATE));
 	if (!isnan(abacus_eval_coverage(ev)))
 		printf("  %-34s %8.1f%%\n", "time: measured inside 90 % interval", 100 * abacus_eval_coverage(ev));
 	row("memory", abacus_eval_get(ev, ABACUS_EVAL_MEMORY));
@@ -434,6 +463,7 @@ static void print_table(const abacus_eval *ev, const char *pname)
 		row(name, &hws[i].noise_time_adjusted);
 		snprintf(name, sizeof name, "time noise floor (raw), %s", hws[i].hw);
 		row(name, &hws[i].noise_time);
+		late_floor_rows(hws[i].hw, &hws[i].noise_time_late_adjusted, &hws[i].noise_time_late);
 		snprintf(name, sizeof name, "memory, %s", hws[i].hw);
 		row(name, &hws[i].memory);
 	}

@@ -292,6 +292,10 @@ typedef struct abacus_row {
 	/* The machine id that measured the row (docs/DATASET.md, "The machines table"): "unrecorded" for rows of
 	 * measurement protocol 1, whose files have no such column; and the runtime ("torch-1.13.1"). */
 	const char *machine, *runtime;
+	/* When the row was measured: seconds since 1970-01-01 UTC, from its `timestamp` column
+	 * (YYYY-MM-DDTHH:MM:SSZ); NaN when the file has no such column or the field is empty. The noise floor of
+	 * repeats measured ABACUS_LATE_REPEAT_S apart or more is judged on it (abacus_eval_get). */
+	double measured_at;
 } abacus_row;
 
 /* Parses CSV bytes; `name` (may be NULL) names the source in errors. */
@@ -493,10 +497,19 @@ typedef enum {
 	ABACUS_EVAL_NOISE_TIME,          /* repeated measurements of one configuration */
 	ABACUS_EVAL_NOISE_TIME_ADJUSTED, /* the same on time_s / calib_s */
 	ABACUS_EVAL_NOISE_MEMORY,
-	ABACUS_EVAL_TIME_QUIET           /* ABACUS_EVAL_TIME over the rows timed on a quiet machine alone (busy_other
+	ABACUS_EVAL_TIME_QUIET,          /* ABACUS_EVAL_TIME over the rows timed on a quiet machine alone (busy_other
 	                                  * at most 0.1, or not recorded): a row whose timed iterations shared the
 	                                  * machine has a time that is an upper bound, not a measurement */
+	ABACUS_EVAL_NOISE_TIME_LATE,     /* the noise floor of the repeated pairs measured ABACUS_LATE_REPEAT_S apart
+	                                  * or more (both rows timestamped) */
+	ABACUS_EVAL_NOISE_TIME_LATE_ADJUSTED /* the same on time_s / calib_s */
 } abacus_eval_metric;
+/* Repeats measured this many seconds apart or more count for the late noise floor. A configuration's repeats
+ * normally run back to back (about 10 s apart), while the rows a predictor is trained on and the rows it is
+ * judged on were measured hours or sessions apart: on the PyTorch 1.13 one-thread rows of 2026-12-07, pairs
+ * under a minute apart differed by 5.1 % (speed-adjusted, 546 pairs), 1-10 minutes 7.4 % (417), over an hour
+ * 11.3 % (16). The late floor is the one a predictor of rows measured at another time is up against. */
+#define ABACUS_LATE_REPEAT_S 3600.0
 
 typedef struct abacus_eval_stats {
 	double mre, median, p90;  /* of |predicted − measured| / measured */
@@ -529,6 +542,7 @@ typedef struct abacus_eval_hw {
 	const char *hw;
 	abacus_eval_stats time, time_raw, memory;
 	abacus_eval_stats noise_time, noise_time_adjusted;
+	abacus_eval_stats noise_time_late, noise_time_late_adjusted; /* pairs ABACUS_LATE_REPEAT_S apart or more */
 } abacus_eval_hw;
 
 /* The scores of the rows of one machine id: error, its own noise floor (repeated pairs of that machine),
@@ -539,6 +553,7 @@ typedef struct abacus_eval_machine {
 	abacus_eval_stats noise_time, noise_time_adjusted;
 	double coverage;
 	double shot_scale;   /* few-shot: the time factor its K rows gave (1 when zero-shot) */
+	abacus_eval_stats noise_time_late, noise_time_late_adjusted; /* pairs ABACUS_LATE_REPEAT_S apart or more */
 } abacus_eval_machine;
 
 typedef struct abacus_eval abacus_eval;

@@ -80,6 +80,53 @@ QUICK=$(echo "$ALL" | cut -d, -f1-64)
 TFALL=$(.runtimes/tf-2.21.0/bin/python -m collector.tf_worker --list 2>/dev/null | /usr/bin/python3 -c "
 import json, sys
 print(','.join(json.loads(l)['name'] for l in sys.stdin if l.strip()))")
+# Late repeats (since 2026-12-07 21:30). A configuration's repeats run back to back, about 10 s apart, so the
+# noise floor they give leaves out what a machine does between hours and sessions, which every held-out
+# prediction is up against: on the PyTorch 1.13 one-thread rows, pairs under a minute apart differed by 5.1 %
+# (speed-adjusted), pairs an hour or more apart by 11.3 % (16 pairs). `abacus eval` reports the floor of pairs an
+# hour or more apart ("late", ABACUS_LATE_REPEAT_S). late AGE PHASE-OPTIONS measures the phase's
+# hash-chosen share once more (repeat index 2) for the networks with an `ok` row of that configuration on this
+# machine id at least AGE seconds old; run again later, it picks up the networks that have aged since.
+late() {
+	local age=$1 nets
+	shift
+	nets=$("$A" profile --out "$OUT" "${COMMON[@]}" "$@" --repeat 3 --dry-run 2>/dev/null | AGE=$age OUT="$OUT" /usr/bin/python3 -c "
+import calendar, csv, os, sys, time
+todo = [r for r in csv.DictReader(sys.stdin) if r['repeat'] == '2']
+key = lambda r: (r['network'], r['input_shape'], r['batch'], r['optimizer'], r['hw'], r['machine'])
+first = {}
+try:
+    with open(os.environ['OUT'], newline='') as f:
+        for r in csv.DictReader(f):
+            if r['status'] == 'ok' and r['repeat'] == '0':
+                first[key(r)] = calendar.timegm(time.strptime(r['timestamp'], '%Y-%m-%dT%H:%M:%SZ'))
+except FileNotFoundError:
+    pass
+now, age = time.time(), float(os.environ['AGE'])
+print(','.join(dict.fromkeys(r['network'] for r in todo if key(r) in first and now - first[key(r)] >= age)))")
+	if [ -n "$nets" ]; then
+		echo "== $(date -u +%FT%TZ) late repeats"
+		phase "$@" --repeat 3 --models "$nets"
+	fi
+}
+FP=(--size min --seq min --batch 1,4 --max-iter-seconds 1.5) # the fingerprint's grid (fingerprint, below)
+TFFP=(--runtime tf-2.21.0 --models "$TFALL" --graphs data/graphs/tf "${FP[@]}")
+# First the late repeats of the fingerprints this machine's ids already have rows of (those of an earlier
+# session on the same id are hours or days old: the cheapest late pairs there are), then, between the phases
+# below, those of this session's.
+late 3600 "${FP[@]}" --hw cpu1
+late 3600 "${FP[@]}" --hw cpu2
+for rt in torch-2.15.0; do
+	[ -x ".runtimes/$rt/bin/python" ] || continue
+	for hw in cpu1 cpu2; do
+		OUT="data/$rt/dataset.csv" late 3600 "${FP[@]}" --hw $hw --python ".runtimes/$rt/bin/python"
+	done
+done
+if [ -n "$TFALL" ]; then
+	for hw in cpu1 cpu2; do
+		OUT=data/tf-2.21.0/dataset.csv late 3600 "${TFFP[@]}" --hw $hw
+	done
+fi
 # Since 2026-12-07 17:50 the rows the issue "Frameworks" still needs come before a new machine id's own
 # fingerprints: that session's machine (family 25 model 17 again) had a new id only because its kernel build
 # had changed (6.18.44-fc-v1252 -> v1300), and the issue "Machines" had eight ids of 300+ rows. PyTorch 2's
@@ -89,9 +136,12 @@ print(','.join(json.loads(l)['name'] for l in sys.stdin if l.strip()))")
 # order below. (Each of these phases ran twice in the script until then: once here, once below.)
 if [ -n "$TFALL" ]; then
 	mkdir -p data/tf-2.21.0
+	OUT=data/tf-2.21.0/dataset.csv phase "${TFFP[@]}" --hw cpu2
+	# (the two-thread fingerprint takes about 90 minutes: its first networks are an hour old by now)
+	OUT=data/tf-2.21.0/dataset.csv late 3600 "${TFFP[@]}" --hw cpu2
+	OUT=data/tf-2.21.0/dataset.csv phase "${TFFP[@]}" --hw cpu1
 	for hw in cpu2 cpu1; do
-		OUT=data/tf-2.21.0/dataset.csv phase --runtime tf-2.21.0 --models "$TFALL" --graphs data/graphs/tf \
-			--size min --seq min --batch 1,4 --max-iter-seconds 1.5 --hw $hw
+		OUT=data/tf-2.21.0/dataset.csv late 3600 "${TFFP[@]}" --hw $hw
 	done
 else
 	echo "== runtime tf-2.21.0 is not installed (scripts/setup.sh): skipped"

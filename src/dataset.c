@@ -83,13 +83,14 @@ static int next_field(cursor *c, ab_buf *buf, int *eof)
 
 enum {
 	COL_NETWORK, COL_GRAPH, COL_INPUT, COL_BATCH, COL_OPT, COL_HW, COL_THREADS, COL_REPEAT, COL_STATUS,
-	COL_TIME, COL_CALIB, COL_MEM, COL_PERSIST, COL_PARAMS, COL_BUSY, COL_ERROR, COL_MACHINE, COL_RUNTIME, N_COLS
+	COL_TIME, COL_CALIB, COL_MEM, COL_PERSIST, COL_PARAMS, COL_BUSY, COL_ERROR, COL_MACHINE, COL_RUNTIME, COL_STAMP,
+	N_COLS
 };
 static const struct { const char *name; int required; } columns[N_COLS] = {
 	{ "network", 1 }, { "graph", 1 }, { "input_shape", 1 }, { "batch", 1 }, { "optimizer", 1 }, { "hw", 1 },
 	{ "threads", 0 }, { "repeat", 0 }, { "status", 1 }, { "time_s", 1 }, { "calib_s", 0 },
 	{ "memory_bytes", 1 }, { "persistent_bytes", 0 }, { "params", 0 }, { "busy_other", 0 }, { "error", 0 },
-	{ "machine", 0 }, { "runtime", 0 },
+	{ "machine", 0 }, { "runtime", 0 }, { "timestamp", 0 },
 };
 /* Files written before measurement protocol 2 have neither column: their machine was not recorded, and the
  * one runtime the collector knew then was Debian's PyTorch 1.13.1. */
@@ -139,6 +140,49 @@ void abacus_dataset_free(abacus_dataset *d)
 	ab_free(d);
 }
 
+/* Days from 1970-01-01 to year-month-day of the proleptic Gregorian calendar (the civil-from-days inverse:
+ * years counted from March, so the leap day ends a year). */
+static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
+{
+	y -= m <= 2;
+	int64_t era = (y >= 0 ? y : y - 399) / 400;
+	int64_t yoe = y - era * 400;                                 /* [0, 399] */
+	int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1; /* [0, 365] */
+	int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;          /* [0, 146096] */
+	return era * 146097 + doe - 719468;
+}
+
+/* A row's `timestamp` (UTC, YYYY-MM-DDTHH:MM:SSZ, as abacus profile writes it) in seconds since the epoch:
+ * NaN for an empty field, -1 for one that is not such a time. Written by hand rather than with strptime and
+ * timegm, which are not C11 and read the local time zone's rules. */
+static int parse_stamp(const char *s, double *out)
+{
+	if (!*s) {
+		*out = NAN;
+		return 0;
+	}
+	int v[6], at = 0;
+	static const char sep[6] = { '-', '-', 'T', ':', ':', 'Z' };
+	static const int width[6] = { 4, 2, 2, 2, 2, 2 };
+	for (int k = 0; k < 6; k++) {
+		v[k] = 0;
+		for (int i = 0; i < width[k]; i++, at++) {
+			if (s[at] < '0' || s[at] > '9')
+				return -1;
+			v[k] = v[k] * 10 + (s[at] - '0');
+		}
+		if (s[at++] != sep[k])
+			return -1;
+	}
+	static const int mdays[12] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int leap = (v[0] % 4 == 0 && v[0] % 100 != 0) || v[0] % 400 == 0;
+	if (s[at] || v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > mdays[v[1] - 1] || (v[1] == 2 && v[2] == 29 && !leap) ||
+	    v[3] > 23 || v[4] > 59 || v[5] > 60)
+		return -1;
+	*out = (double)(days_from_civil(v[0], v[1], v[2]) * 86400 + v[3] * 3600 + v[4] * 60 + v[5]);
+	return 0;
+}
+
 /* One field of a row into its column k (-1: a column this reader does not know, skipped): strings are
  * kept, numbers checked (integers where the column holds counts). */
 static int store_field(abacus_dataset *d, abacus_row *row, int k, const char *s, const char *name, size_t line,
@@ -165,6 +209,12 @@ static int store_field(abacus_dataset *d, abacus_row *row, int k, const char *s,
 			return 0;
 		text = &row->runtime;
 		break;
+	case COL_STAMP:
+		if (parse_stamp(s, &row->measured_at))
+			return ab_err(err, ABACUS_EPARSE, name,
+			              "%s line %zu, column 'timestamp': '%s' is not a UTC time like 2026-12-02T15:22:03Z", name,
+			              line, s);
+		return 0;
 	case -1: return 0;
 	}
 	if (text)
@@ -255,7 +305,7 @@ int abacus_dataset_load(abacus_dataset **out, const char *data, size_t len, cons
 		row->line = line;
 		row->repeat = 0;
 		row->threads = 0;
-		row->calib_s = row->busy_other = NAN;
+		row->calib_s = row->busy_other = row->measured_at = NAN;
 		row->persistent_bytes = row->params = -1;
 		row->machine = unrecorded;
 		row->runtime = torch_1_13_1;

@@ -30,6 +30,7 @@ enum { E_TIME, E_TIME_RAW, E_MEM, E_BASE_TIME, E_BASE_MEM, E_FLOPS_TIME, E_N };
 struct abacus_eval {
 	abacus_eval_stats stats[E_N];
 	abacus_eval_stats noise_time, noise_time_adj, noise_mem;
+	abacus_eval_stats noise_time_late, noise_time_late_adj; /* pairs ABACUS_LATE_REPEAT_S apart or more */
 	abacus_eval_stats time_quiet; /* ABACUS_EVAL_TIME_QUIET */
 	abacus_eval_net *nets;
 	size_t n_nets;
@@ -213,12 +214,20 @@ static int scored(const ab_examples *ex, size_t r, const char *only)
 	return !only || !strcmp(row_runtime_name(ex, r), only);
 }
 
-/* Pairs of rows that measure the same configuration (network, input, batch, optimizer, hw), of hardware
- * index `hw` (-1: all): the relative difference of their times (raw and divided by calib_s) and memory. */
+/* What noise_floor fills: the time (raw and divided by calib_s) and memory floors of every repeated pair, and the
+ * time floors of the pairs measured ABACUS_LATE_REPEAT_S apart or more (NULL members: not wanted). */
+typedef struct noise_out {
+	abacus_eval_stats *t, *ta, *m, *late_t, *late_ta;
+} noise_out;
+
+/* Pairs of rows that measure the same configuration (network, input, batch, optimizer, hw), of hardware id
+ * `hw` and machine `machine` (NULL: any): the relative difference of their times (raw and divided by calib_s)
+ * and memory. The buffers hold ex->n values each (pairs beyond that are not counted); the late pairs are
+ * gathered at the buffers' far end, so that one scan serves both floors. */
 static void noise_floor(const ab_examples *ex, const char *hw, const char *machine, const char *only, double *buf_t,
-                        double *buf_ta, double *buf_m, abacus_eval_stats *t, abacus_eval_stats *ta, abacus_eval_stats *m)
+                        double *buf_ta, double *buf_m, const noise_out *out)
 {
-	size_t n = 0;
+	size_t n = 0, late = 0, cap = ex->n; /* every pair takes one slot at the front; a late one a second at the back */
 	for (size_t i = 0; i < ex->n; i++) {
 		if ((hw && strcmp(ex->rows[i]->hw, hw)) || (machine && strcmp(ex->rows[i]->machine, machine)) ||
 		    !scored(ex, i, only))
@@ -227,6 +236,8 @@ static void noise_floor(const ab_examples *ex, const char *hw, const char *machi
 			const abacus_row *a = ex->rows[i], *b = ex->rows[j];
 			if (!ab_rows_repeat(a, b))
 				continue;
+			if (n + late >= cap)
+				goto done;
 			double ta_ = a->time_s, tb = b->time_s;
 			/* A predictor that knew one measurement exactly would be off by this on the other. */
 			buf_t[n] = 0.5 * (fabs(ta_ - tb) / ta_ + fabs(ta_ - tb) / tb);
@@ -234,16 +245,24 @@ static void noise_floor(const ab_examples *ex, const char *hw, const char *machi
 			buf_ta[n] = 0.5 * (fabs(ra - rb) / ra + fabs(ra - rb) / rb);
 			double ma = (double)a->memory_bytes, mb = (double)b->memory_bytes;
 			buf_m[n] = 0.5 * (fabs(ma - mb) / ma + fabs(ma - mb) / mb);
+			/* (NaN when either row has no timestamp: then not late) */
+			if (fabs(a->measured_at - b->measured_at) >= ABACUS_LATE_REPEAT_S && n + late + 1 < cap) {
+				late++;
+				buf_t[cap - late] = buf_t[n];
+				buf_ta[cap - late] = buf_ta[n];
+			}
 			n++;
-			if (n >= ex->n)
-				goto done;
 		}
 	}
 done:
-	stats_of(t, buf_t, n);
-	stats_of(ta, buf_ta, n);
-	if (m)
-		stats_of(m, buf_m, n);
+	if (out->late_t)
+		stats_of(out->late_t, buf_t + cap - late, late);
+	if (out->late_ta)
+		stats_of(out->late_ta, buf_ta + cap - late, late);
+	stats_of(out->t, buf_t, n);
+	stats_of(out->ta, buf_ta, n);
+	if (out->m)
+		stats_of(out->m, buf_m, n);
 }
 
 /* Per hardware id as the rows name it ("cpu1", "cpu2"; the predictor's keys also name the machine and the
@@ -280,7 +299,8 @@ static int split_by_hw(abacus_eval *ev, const ab_examples *ex, const char *only,
 		stats_of(&H->time, errs[0], n);
 		stats_of(&H->time_raw, errs[1], n);
 		stats_of(&H->memory, errs[2], n);
-		noise_floor(ex, hw, NULL, only, errs[0], errs[1], errs[2], &H->noise_time, &H->noise_time_adjusted, NULL);
+		noise_out no = { &H->noise_time, &H->noise_time_adjusted, NULL, &H->noise_time_late, &H->noise_time_late_adjusted };
+		noise_floor(ex, hw, NULL, only, errs[0], errs[1], errs[2], &no);
 	}
 	return 0;
 }
@@ -324,7 +344,8 @@ static int split_by_machine(abacus_eval *ev, const ab_examples *ex, const char *
 		stats_of(&M->time, errs[0], n);
 		stats_of(&M->time_raw, errs[1], n);
 		stats_of(&M->memory, errs[2], n);
-		noise_floor(ex, NULL, id, only, errs[0], errs[1], errs[2], &M->noise_time, &M->noise_time_adjusted, NULL);
+		noise_out no = { &M->noise_time, &M->noise_time_adjusted, NULL, &M->noise_time_late, &M->noise_time_late_adjusted };
+		noise_floor(ex, NULL, id, only, errs[0], errs[1], errs[2], &no);
 		M->coverage = with_interval ? (double)in / (double)with_interval : NAN;
 		M->shot_scale = 1;
 		for (int q = 0; scale && q < ex->n_mach; q++)
@@ -804,7 +825,8 @@ int abacus_evaluate(abacus_eval **out, abacus_dataset *const *sets, size_t n_set
 	for (int k = 0; k < E_N; k++)
 		stats_of(&ev->stats[k], errs[k], ne);
 	quiet_time(ev, errs[E_N - 1]); /* (after stats_of: that array's order is no longer needed) */
-	noise_floor(&ex, NULL, NULL, o->score_runtime, errs[0], errs[1], errs[2], &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem);
+	noise_out no = { &ev->noise_time, &ev->noise_time_adj, &ev->noise_mem, &ev->noise_time_late, &ev->noise_time_late_adj };
+	noise_floor(&ex, NULL, NULL, o->score_runtime, errs[0], errs[1], errs[2], &no);
 	if ((rc = split_by_hw(ev, &ex, o->score_runtime, errs, err)) ||
 	    (rc = split_by_machine(ev, &ex, o->score_runtime, protocol == ABACUS_EVAL_LOMACHINE ? shot_scale : NULL, errs, err)))
 		goto out;
@@ -843,6 +865,8 @@ const abacus_eval_stats *abacus_eval_get(const abacus_eval *ev, abacus_eval_metr
 	case ABACUS_EVAL_NOISE_TIME: return &ev->noise_time;
 	case ABACUS_EVAL_NOISE_TIME_ADJUSTED: return &ev->noise_time_adj;
 	case ABACUS_EVAL_NOISE_MEMORY: return &ev->noise_mem;
+	case ABACUS_EVAL_NOISE_TIME_LATE: return &ev->noise_time_late;
+	case ABACUS_EVAL_NOISE_TIME_LATE_ADJUSTED: return &ev->noise_time_late_adj;
 	case ABACUS_EVAL_TIME_QUIET: return &ev->time_quiet;
 	}
 	return NULL;

@@ -112,3 +112,39 @@ void test_dataset_machine(void)
 	}
 	abacus_dataset_free(d);
 }
+
+/* The `timestamp` column: seconds since the epoch in UTC (2026-12-02T15:22:03Z is 1,796,224,923 s, the leap
+ * day of 2000 951,782,400, by Python's calendar.timegm), NaN when empty or absent, and a clear error naming the
+ * line for anything else. */
+void test_dataset_timestamp(void);
+void test_dataset_timestamp(void)
+{
+	static const char head[] = "network,graph,input_shape,batch,optimizer,hw,status,time_s,memory_bytes,timestamp\n";
+	char buf[1024];
+	snprintf(buf, sizeof buf, "%sa,g,1x1,1,sgd,cpu1,ok,0.1,10,2026-12-02T15:22:03Z\na,g,1x1,1,sgd,cpu1,ok,0.1,10,\n"
+	         "a,g,1x1,1,sgd,cpu1,ok,0.1,10,2000-02-29T00:00:00Z\n", head);
+	abacus_dataset *d = NULL;
+	abacus_error err;
+	CHECK_EQ_I64(abacus_dataset_load(&d, buf, strlen(buf), "t.csv", &err), 0);
+	if (d) {
+		CHECK(abacus_dataset_row(d, 0)->measured_at == 1796224923.0);
+		CHECK(isnan(abacus_dataset_row(d, 1)->measured_at));
+		CHECK(abacus_dataset_row(d, 2)->measured_at == 951782400.0);
+	}
+	abacus_dataset_free(d);
+	d = NULL;
+	CHECK_EQ_I64(load("a,g,1x1,1,sgd,cpu1,1,0,ok,,0.1,0.01,10,1,1,x\n", &d, &err), 0); /* no such column */
+	if (d)
+		CHECK(isnan(abacus_dataset_row(d, 0)->measured_at));
+	abacus_dataset_free(d);
+	static const char *const bad[] = { "2026-13-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-12-02 15:22:03",
+	                                   "2026-12-02T15:22:03", "2026-12-02T24:00:00Z", "2026-12-02T15:22:03Zx", "x" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		d = NULL;
+		snprintf(buf, sizeof buf, "%sa,g,1x1,1,sgd,cpu1,ok,0.1,10,%s\n", head, bad[i]);
+		CHECK_EQ_I64(abacus_dataset_load(&d, buf, strlen(buf), "t.csv", &err), ABACUS_EPARSE);
+		CHECK(d == NULL);
+		CHECK_STR_CONTAINS(err.msg, "t.csv line 2, column 'timestamp'");
+		CHECK_STR_CONTAINS(err.msg, bad[i]);
+	}
+}

@@ -1756,3 +1756,93 @@ void test_eval_lofo(void)
 	CHECK_STR_CONTAINS(err.msg, "at least 2 families");
 	abacus_dataset_free(d);
 }
+
+/* The late noise floor: small.csv (no repeated pairs) plus, for its first two rows, a repeat 10 s later at
+ * 1.1 × the time and one two hours later at 1.2 ×, the speed index unchanged. Per configuration the pairs are
+ * (0, 1) 10 s apart, differing by ½(0.1/1 + 0.1/1.1); (0, 2) 7,200 s apart, ½(0.2/1 + 0.2/1.2); (1, 2) 7,190 s,
+ * ½(0.1/1.1 + 0.1/1.2). The late floor takes the last two of each, raw and adjusted alike; all three count in
+ * the usual floor. A row without a timestamp is in no late pair. */
+void test_eval_late_noise(void);
+void test_eval_late_noise(void)
+{
+	FILE *f = fopen(SMALL, "rb");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	char line[4096], *out = malloc(1 << 20);
+	size_t len = 0;
+	int k = 0;
+	CHECK(out != NULL);
+	while (out && fgets(line, sizeof line, f)) {
+		size_t n = strlen(line);
+		memcpy(out + len, line, n);
+		len += n;
+		if (k++ == 0 || k > 3)
+			continue; /* the header; rows beyond the first two */
+		char *field[64];
+		int nf = split_fields(line, field, 64);
+		CHECK(nf == 26); /* time_s is field 10, repeat 7, timestamp 24 (2026-12-02T15:32:5xZ) */
+		if (nf != 26)
+			break;
+		CHECK(!strncmp(field[24], "2026-12-02T15:32:5", 18));
+		for (int r = 1; r <= 2; r++) {
+			/* 15:32:5x + 10 s = 15:33:0x; + 2 h = 17:32:5x */
+			char stamp[32], t[32];
+			snprintf(stamp, sizeof stamp, "%s%cZ", r == 1 ? "2026-12-02T15:33:0" : "2026-12-02T17:32:5", field[24][18]);
+			snprintf(t, sizeof t, "%.12g", strtod(field[10], NULL) * (r == 1 ? 1.1 : 1.2));
+			for (int i = 0; i < nf; i++) {
+				const char *v = field[i];
+				char rep[4];
+				if (i == 7) {
+					snprintf(rep, sizeof rep, "%d", r);
+					v = rep;
+				} else if (i == 10) {
+					v = t;
+				} else if (i == 24) {
+					v = stamp;
+				}
+				len += (size_t)sprintf(out + len, "%s%s", i ? "," : "", v);
+			}
+			if (out[len - 1] != '\n')
+				out[len++] = '\n';
+		}
+	}
+	fclose(f);
+	abacus_error err;
+	abacus_dataset *d = NULL;
+	if (out)
+		CHECK_EQ_I64(abacus_dataset_load(&d, out, len, "late", &err), 0);
+	free(out);
+	if (!d)
+		return;
+	/* (each copy follows its row) */
+	CHECK(fabs(abacus_dataset_row(d, 1)->measured_at - abacus_dataset_row(d, 0)->measured_at - 10) < 1e-9);
+	CHECK(fabs(abacus_dataset_row(d, 2)->measured_at - abacus_dataset_row(d, 0)->measured_at - 7200) < 1e-9);
+	abacus_train_opts o = ABACUS_TRAIN_OPTS_INIT;
+	o.rounds = 10;
+	abacus_eval *ev = NULL;
+	CHECK_EQ_I64(abacus_evaluate(&ev, &d, 1, ABACUS_EVAL_RANDOM, &o, &err), 0);
+	if (ev) {
+		const abacus_eval_stats *all = abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME);
+		const abacus_eval_stats *late = abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_LATE);
+		const abacus_eval_stats *late_adj = abacus_eval_get(ev, ABACUS_EVAL_NOISE_TIME_LATE_ADJUSTED);
+		double near = 0.5 * (0.1 + 0.1 / 1.1), far1 = 0.5 * (0.2 + 0.2 / 1.2), far2 = 0.5 * (0.1 / 1.1 + 0.1 / 1.2);
+		CHECK_EQ_I64(all->n, 6);
+		CHECK(fabs(all->mre - (near + far1 + far2) / 3) < 1e-9);
+		CHECK_EQ_I64(late->n, 4);
+		CHECK(fabs(late->mre - (far1 + far2) / 2) < 1e-9);
+		CHECK_EQ_I64(late_adj->n, 4);
+		CHECK(fabs(late_adj->mre - (far1 + far2) / 2) < 1e-9);
+		size_t nh, nm;
+		const abacus_eval_hw *h = abacus_eval_hardware(ev, &nh);
+		const abacus_eval_machine *m = abacus_eval_machines(ev, &nm);
+		CHECK_EQ_I64(nh, 1);
+		CHECK_EQ_I64(nm, 1);
+		if (nh == 1)
+			CHECK_EQ_I64(h[0].noise_time_late.n, 4);
+		if (nm == 1)
+			CHECK(fabs(m[0].noise_time_late_adjusted.mre - late_adj->mre) < 1e-12);
+	}
+	abacus_eval_free(ev);
+	abacus_dataset_free(d);
+}
