@@ -33,6 +33,23 @@
  * floats). That replaces 1.13's per-step rule for LSTMs here (lstm_fused, ops_nn.c ab_cost_rnn), for time too:
  * one kernel per direction, its recurrent products priced as matrix-product FLOPs (leave-one-model-out on
  * this runtime's 873 rows 14.59 → 12.55 %, small_bilstm_tagger 164 → 6.3 %: README).
+ *
+ * Not priced (2026-12-07 evening, amd-f26m2, one thread): Adam's step on networks with large fully-connected
+ * weights costs 2.15 about twice what it costs 1.13 (alexnet at 64×64, batch 1: its step 180-200 ms against
+ * 91, SGD's 35-45 ms in both; in the family 25 machine's fingerprint rows Adam's extra time over SGD's is
+ * 2.6-2.9 ns per parameter on alexnet and vgg16_bn in 2.15 against 1.1-1.2 in 1.13, and 1.0-1.5 in both on
+ * most networks of 20 M parameters or more). The reason is 2.15's `sqrt` kernel
+ * (the step's denominator, out of place): on the same 151 MB tensor, into a preallocated output, 7.5 ms in
+ * 1.13 whatever the values, and in 2.15 14.4 ms on random values, 69 ms on zeros, 112 ms on 80 % zeros and
+ * 448 ms on denormals. A weight whose inputs are zero in every step (a ReLU or dropout before it, an
+ * embedding's rows never looked up) keeps exact zeros in Adam's second moment: alexnet's first classifier
+ * weight had 80.5 % after five steps. How many zeros a weight keeps depends on the values a step sees, not on
+ * the graph, and the networks it shows on were 87 of the 1,925 rows (their Adam rows 16 % off; halving that
+ * would make the random split 11.17 → 10.81 %): left to the trees. Separately, an out-of-place result that
+ * glibc cannot place in a freed block (posix_memalign's slack: the freed block is a few bytes short) lands on
+ * pages never touched and faults them in, ~10 µs a 4 KiB page on these VMs (a 151 MB `sqrt` 370 ms instead of
+ * 14): seen in isolated loops in both runtimes, never in a training step's steady state here (0 faults per
+ * iteration over 8 iterations of alexnet in both).
  */
 #include "runtime.h"
 

@@ -1792,7 +1792,7 @@ void test_eval_late_noise(void)
 			snprintf(t, sizeof t, "%.12g", strtod(field[10], NULL) * (r == 1 ? 1.1 : 1.2));
 			for (int i = 0; i < nf; i++) {
 				const char *v = field[i];
-				char rep[4];
+				char rep[16];
 				if (i == 7) {
 					snprintf(rep, sizeof rep, "%d", r);
 					v = rep;
