@@ -506,9 +506,9 @@ typedef enum {
 } abacus_eval_metric;
 /* Repeats measured this many seconds apart or more count for the late noise floor. A configuration's repeats
  * normally run back to back (about 10 s apart), while the rows a predictor is trained on and the rows it is
- * judged on were measured hours or sessions apart: on the PyTorch 1.13 one-thread rows of 2026-12-07, pairs
- * under a minute apart differed by 5.1 % (speed-adjusted, 546 pairs), 1-10 minutes 7.4 % (417), over an hour
- * 11.3 % (16). The late floor is the one a predictor of rows measured at another time is up against. */
+ * judged on were measured hours or sessions apart, so the usual floor could leave out the machine's drift
+ * between them. The first late repeats (2026-12-07, amd-f26m2-avx512-t1-f8d3dca9, 96 pairs about 28 h
+ * apart): 5.68 % speed-adjusted against its back-to-back 5.40 %, raw 8.60 % against 7.30 % (docs/PROTOCOL.md). */
 #define ABACUS_LATE_REPEAT_S 3600.0
 
 typedef struct abacus_eval_stats {
