@@ -140,6 +140,9 @@ typedef struct ab_runtime {
 	int64_t bmm_loop_mkn;
 	/* Forward + backward arithmetic per output element beyond a ReLU's, ns of one thread, per class. */
 	double act_ns[AB_ACT_COUNT];
+	/* A LayerNorm row of n elements pays act_ns[AB_ACT_LN_ROW_TAIL] beside act_ns[AB_ACT_LN_ROW] when n is not a
+	 * multiple of 8 and below this (ab_ln_row_ns). */
+	int64_t ln_tail_below;
 	/* What its backward keeps of a layer where that is not what the op table says (the table's rules are
 	 * PyTorch's autograd): adjusts k->in_mask, k->out_mask and k->extra_bytes after the op's cost rule. NULL:
 	 * the table's. */
@@ -215,7 +218,20 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 	[AB_ACT_CUMSUM] = 3.5, [AB_ACT_CUMSUM_STRIDED] = 8, [AB_ACT_CUMSUM_PAGED] = 7.5
 /* PyTorch's windowed pooling on NCHW maps (runtime_torch_cpu.c): per output element, and per window element. */
 #define AB_TORCH_POOL_ARITH [AB_ACT_POOL] = 10, [AB_ACT_POOL_AVG_WIN] = 0.64, [AB_ACT_POOL_MAX_WIN] = 1.6
-#define AB_TORCH_ARITH_NS { AB_TORCH_ACT_ARITH, AB_TORCH_POOL_ARITH }
+/* native_layer_norm, forward and backward, per row of n elements beyond what a ReLU costs on the same tensor
+ * (one thread, amd-f26m2, 2026-12-07; 2^21 floats in rows of n, median of 7): in 1.13 35-40 ns a row for n a
+ * multiple of 8 up to 64 (8, 16, 24, 40), and 140-200 ns for every n that is not, small or large (4, 5, 6, 7,
+ * 10, 12, 18, 20, 36, 60, 100: 140-197; 300: 225 against 200's 86): its vectorised kernel runs rows of other
+ * lengths on a slow path, mostly in the backward (n = 6: forward 47 ns a row, forward and backward 183).
+ * 2.15 pays the tail only below 8 (5 and 7: 89 and 109 ns; 10, 18, 20: 36-39; 40: 31). The analysis prices
+ * the row's bytes already (a few ns here), so 30 ns a row and 120 more for the tail. The generated CNNs with
+ * a LayerNorm2d (97 rows on three quiet one-thread machines, random split of the rows of 2026-12-07 21:10):
+ * the analytic base 18.2 → 10.4 % fast on average (MRE 25.3 → 22.0 %), the learned model 12.83 → 12.38 %.
+ * Most of what is left is not in the graph: an in-place activation on a LayerNorm2d's permuted output
+ * (nn.Mish(inplace=True)) costs 44 ns an element forward and backward in 1.13 against 8 out of place, the
+ * exported graph being the same (conv → LayerNorm2d → activation → conv, 4 × 64 × 96², one thread). */
+#define AB_TORCH_LN_ARITH [AB_ACT_LN_ROW] = 30, [AB_ACT_LN_ROW_TAIL] = 120
+#define AB_TORCH_ARITH_NS { AB_TORCH_ACT_ARITH, AB_TORCH_POOL_ARITH, AB_TORCH_LN_ARITH }
 /* The optimizer step as PyTorch 1.13 runs it without foreach (its default): per parameter tensor, SGD
  * with momentum runs 3 element-wise kernels (buf.mul_, buf.add_, p.add_: 32 bytes moved per element),
  * Adam 9 (the step count, two moments in two kernels each, sqrt, divide, add eps, addcdiv: 80 bytes and
@@ -230,5 +246,8 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 /* runtime_torch_fusion.c: PyTorch's kernels for the exporter's decomposed LayerNorm, GELU, SiLU, Mish and
  * GroupNorm. */
 void ab_torch_mark_fused(abacus_analysis *a);
+/* The arithmetic of one LayerNorm row of n elements, forward and backward, ns of one thread (act_ns's
+ * AB_ACT_LN_ROW and AB_ACT_LN_ROW_TAIL); 0 for n < 1. */
+double ab_ln_row_ns(const ab_runtime *rt, int64_t n);
 
 #endif

@@ -68,7 +68,10 @@ const ab_runtime ab_runtime_torch_2_15_cpu = {
 	 * 16³ (its FLOPs), 0.69 at [160, 8]×[8, 1], 0.75 at [8, 8]×[8, 6] (measured as 1.13's, runtime_torch_cpu.c). */
 	.bmm_item_us = { 0.5, 0.5 },
 	.bmm_loop_mkn = 400,
-	.act_ns = AB_TORCH_ARITH_NS,
+	/* Its LayerNorm runs rows of 8 or more at one rate whatever their length (runtime.h AB_TORCH_LN_ARITH):
+	 * only rows below 8 pay the tail, 60 ns more (5 and 7: 89 and 109 ns a row against 31-39). */
+	.act_ns = { AB_TORCH_ACT_ARITH, AB_TORCH_POOL_ARITH, [AB_ACT_LN_ROW] = 30, [AB_ACT_LN_ROW_TAIL] = 60 },
+	.ln_tail_below = 8,
 	.mark_fused = ab_torch_mark_fused,
 	.time_terms = ab_torch_time_terms,
 	.conv_depthwise = ab_torch_conv_depthwise,

@@ -709,6 +709,7 @@ const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.bn_backward_buffers = 1,
 	.bn_scalar_map_min = 2,
 	.bn_scalar_map_max = 15,
+	.ln_tail_below = INT64_MAX,
 	.saved = torch113_saved,
 	/* Recurrent layers. A step's dispatch is priced as 361 kB of R streamed (156 kB for a plain RNN), a row-MAC
 	 * of its products as 0.444 B, a gate element as 48 B (docs/COSTS.md, recurrent steps); its autograd keeps

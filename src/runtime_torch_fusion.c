@@ -138,11 +138,16 @@ static int layer_norm(abacus_analysis *a, int div)
 		ab_sat_mul(&b, ab_dtype_size(a->shapes[x].dtype));
 		a->costs[a->node_layer[div]].row_major_copy = b;
 	}
-	const ab_shape *stats = &a->shapes[nd(a, m1)->out[0]];
+	const ab_shape *stats = &a->shapes[nd(a, m1)->out[0]], *y = &a->shapes[d->out[0]];
 	if (stats->known && stats->numel > 0) {
 		int64_t b = stats->numel;
 		ab_sat_mul(&b, 8);
 		ab_sat_add(&a->costs[a->node_layer[div]].extra_bytes, b);
+		/* Its rows' fixed cost, per output element (runtime.h AB_TORCH_LN_ARITH): a row is the output over
+		 * the statistics, one per row. */
+		int64_t row = y->known ? y->numel / stats->numel : 0;
+		if (row > 0)
+			a->costs[a->node_layer[div]].arith_ns = ab_ln_row_ns(a->rt, row) / (double)row;
 	}
 	fuse(a, m1);
 	fuse(a, sub);
@@ -361,11 +366,15 @@ void ab_torch_mark_fused(abacus_analysis *a)
 				a->layer_view[l] = AB_LAYER_NORM_END;
 				a->costs[l].strided_grad_buffers = a->costs[a->node_layer[p]].strided_grad_buffers;
 				a->costs[a->node_layer[p]].strided_grad_buffers = 0;
-				/* (and the statistics and copies the kernel keeps: a fused layer's are not counted) */
+				/* (and the statistics, copies and rows' arithmetic the kernel keeps: a fused layer's are not
+				 * counted; the affine ops' outputs have the normalised one's shape, so the arithmetic per
+				 * element carries over) */
 				ab_cost *from = &a->costs[a->node_layer[p]], *to = &a->costs[l];
 				ab_sat_add(&to->extra_bytes, from->extra_bytes);
 				ab_sat_add(&to->row_major_copy, from->row_major_copy);
+				to->arith_ns += from->arith_ns;
 				from->extra_bytes = from->row_major_copy = 0;
+				from->arith_ns = 0;
 				/* The pattern's input is kept where it is still alive: at a GroupNorm's kernel, which
 				 * names it; a LayerNorm names it at its first node and passes the end mark along. */
 				int pl = a->node_layer[p];

@@ -211,11 +211,12 @@ void test_fusion_memory(void)
 
 /* Time term 16, activation arithmetic beyond a ReLU's: per element of h (batch 4 × 64 = 256), GELU 0.9 ns,
  * SiLU 0.8, Mish 14.3 (its Softplus and Tanh fused, not charged again), Tanh 2.1, PRelu 5.3, CumSum along
- * the innermost axis 3.5; LayerNorm, GroupNorm and ReLU nothing. The layer shares (ab_layer_time_weight) carry it. */
+ * the innermost axis 3.5; LayerNorm its 4 rows of 64 at 30 ns (test_layernorm_rows); GroupNorm and ReLU
+ * nothing. The layer shares (ab_layer_time_weight) carry it. */
 void test_activation_arith(void);
 void test_activation_arith(void)
 {
-	static const double ns[9] = { 0.9, 0.8, 0, 14.3, 0, 2.1, 5.3, 0, 3.5 };
+	static const double ns[9] = { 0.9, 0.8, 4 * 30.0 / 256, 14.3, 0, 2.1, 5.3, 0, 3.5 };
 	ab_model mod;
 	memset(&mod, 0, sizeof mod);
 	mod.coef[0][AB_TERM_ARITH] = 1;
@@ -589,4 +590,50 @@ void test_inplace_view_backward(void)
 	CHECK_EQ_I64(relu_backward_peak("/stages/stages.0/body.2", NULL), plain);
 	CHECK_EQ_I64(relu_backward_peak("", NULL), plain);
 	CHECK_EQ_I64(relu_backward_peak("/stages/stages.0/body.2/Relu", "tf-2.21.0"), relu_backward_peak(NULL, "tf-2.21.0"));
+}
+
+/* A LayerNorm's rows (runtime.h AB_TORCH_LN_ARITH, ab_ln_row_ns): x [2, 3, n] normalised over its last axis,
+ * 6 rows of n. The arithmetic term is 6 × 30 ns for n a multiple of 8, 6 × 150 otherwise in 1.13 (a row of 6,
+ * 12 or 100), and in 2.15 6 × 90 for 6 only (its slow path takes rows under 8); the decomposed LayerNorm and
+ * the ONNX LayerNormalization op price alike, and TensorFlow not at all. */
+void test_layernorm_rows(void);
+void test_layernorm_rows(void)
+{
+	static const struct { int64_t n; const char *rt; double ns; } cs[] = {
+		{ 8, NULL, 30 },   { 16, NULL, 30 },  { 6, NULL, 150 }, { 12, NULL, 150 }, { 100, NULL, 150 },
+		{ 6, "torch-2.15.0", 90 }, { 12, "torch-2.15.0", 30 }, { 100, "torch-2.15.0", 30 }, { 6, "tf-2.21.0", 0 },
+	};
+	for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++)
+		for (int onnx_op = 0; onnx_op < 2; onnx_op++) {
+			tb_model *m = tb_new(onnx_op ? 17 : 14);
+			tb_input(m, "x", D(-1, 3, cs[k].n));
+			tb_weight(m, "two", D(1));
+			tb_weight(m, "eps", D(1));
+			tb_weight(m, "gamma", D(cs[k].n));
+			tb_weight(m, "beta", D(cs[k].n));
+			if (onnx_op) {
+				tb_node(m, "LayerNormalization", L("x", "gamma", "beta"), L("y"));
+				tb_attr_int(m, "axis", -1);
+			} else {
+				layer_norm(m, "x", "y");
+			}
+			tb_output(m, "y");
+			abacus_graph *g;
+			abacus_error err;
+			abacus_analysis *a = t_analyze_runtime(m, 2, cs[k].rt, &g, &err);
+			CHECK(a != NULL);
+			if (!a) {
+				fprintf(stderr, "  %s\n", err.msg);
+				continue;
+			}
+			double t[AB_TIME_TERMS];
+			ab_time_terms(t, a, 1);
+			if (fabs(t[AB_TERM_ARITH] - 6 * cs[k].ns) > 1e-6)
+				fprintf(stderr, "  n %lld %s %s: %.3f ns, want %.3f\n", (long long)cs[k].n,
+				        cs[k].rt ? cs[k].rt : "torch-1.13.1", onnx_op ? "LayerNormalization" : "decomposed",
+				        t[AB_TERM_ARITH], 6 * cs[k].ns);
+			CHECK(fabs(t[AB_TERM_ARITH] - 6 * cs[k].ns) < 1e-6);
+			abacus_analysis_free(a);
+			abacus_graph_free(g);
+		}
 }
