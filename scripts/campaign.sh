@@ -80,13 +80,14 @@ QUICK=$(echo "$ALL" | cut -d, -f1-64)
 TFALL=$(.runtimes/tf-2.21.0/bin/python -m collector.tf_worker --list 2>/dev/null | /usr/bin/python3 -c "
 import json, sys
 print(','.join(json.loads(l)['name'] for l in sys.stdin if l.strip()))")
-# Late repeats (since 2026-12-07 21:30). A configuration's repeats run back to back, about 10 s apart, so the
-# noise floor they give leaves out what a machine does between hours and sessions, which every held-out
-# prediction is up against: on the PyTorch 1.13 one-thread rows, pairs under a minute apart differed by 5.1 %
-# (speed-adjusted), pairs an hour or more apart by 11.3 % (16 pairs). `abacus eval` reports the floor of pairs an
-# hour or more apart ("late", ABACUS_LATE_REPEAT_S). late AGE PHASE-OPTIONS measures the phase's
-# hash-chosen share once more (repeat index 2) for the networks with an `ok` row of that configuration on this
-# machine id at least AGE seconds old; run again later, it picks up the networks that have aged since.
+# Late repeats (since 2026-12-07 21:07). A configuration's repeats run back to back, about 10 s apart, so the
+# noise floor they give could leave out what a machine does between hours and sessions, which every held-out
+# prediction is up against. `abacus eval` reports the floor of pairs an hour or more apart ("late",
+# ABACUS_LATE_REPEAT_S); the first 96, on the family 26 machine about 28 h after their first rows, differed by
+# 5.68 % (speed-adjusted) against its back-to-back 5.40 % (docs/PROTOCOL.md). late AGE PHASE-OPTIONS measures
+# the phase's hash-chosen share once more (repeat index 2) for the networks with an `ok` row of that
+# configuration on this machine id at least AGE seconds old; run again later, it picks up the networks that
+# have aged since.
 late() {
 	local age=$1 nets
 	shift
