@@ -196,17 +196,13 @@ double ab_layer_arith(const abacus_analysis *a, size_t i)
 	return a->costs[i].arith_ns * (double)a->shapes[n->out[0]].numel;
 }
 
-/* An ONNX LayerNormalization's arithmetic per element, ns of one thread: its rows' fixed cost (ab_ln_row_ns),
+/* An ONNX LayerNormalization's arithmetic per element, ns of one thread: its rows' fixed cost (ab_ln_arith_ns),
  * a row being the normalised last axis (ops_nn.c ab_cost_norm's groups). The exporter's decomposed LayerNorm
  * gets the same from fusion (runtime_torch_fusion.c). */
 static double layernorm_arith_ns(const abacus_analysis *a, const ab_node *n)
 {
-	/* (InstanceNormalization shares the category: GroupNorm's kernel, whose rows were not measured) */
 	const ab_shape *x = n->n_in > 0 && n->in[0] >= 0 ? &a->shapes[n->in[0]] : NULL;
-	if (strcmp(n->op, "LayerNormalization") || !x || !x->known || x->rank < 1 || x->dims[x->rank - 1] < 1)
-		return 0;
-	int64_t row = x->dims[x->rank - 1];
-	return ab_ln_row_ns(a->rt, row) / (double)row;
+	return x && x->known && x->rank >= 1 ? ab_ln_arith_ns(a->rt, x->dims[x->rank - 1]) : 0;
 }
 
 /* A cumulative sum's arithmetic per element, ns of one thread: the runtime's scan classes by how far
@@ -487,7 +483,7 @@ static int add_layer(abacus_analysis *a, ab_ctx *c, int node, const ab_opdef *de
 		return view;
 	k->arith_ns = !def ? 0 : def->act == AB_ACT_CUMSUM ? scan_arith_ns(a, n)
 	              : def->cat == ABACUS_CAT_POOL ? pool_arith_ns(a, n, def)
-	              : def->cat == ABACUS_CAT_LAYERNORM ? layernorm_arith_ns(a, n) : a->rt->act_ns[def->act];
+	              : def->act == AB_ACT_LN_ROW ? layernorm_arith_ns(a, n) : a->rt->act_ns[def->act];
 	a->layer_node[a->n_layers] = node;
 	a->node_layer[node] = (int)a->n_layers;
 	a->n_layers++;

@@ -159,7 +159,8 @@ const ab_opdef ab_ops[] = {
 	/* normalisation */
 	{ .name = "BatchNormalization", .cat = C(BATCHNORM), .shape = ab_shape_batchnorm, .cost = ab_cost_norm, .state_in = 1u << 3 | 1u << 4 },
 	{ .name = "InstanceNormalization", .cat = C(LAYERNORM), .shape = ab_shape_unary, .cost = ab_cost_norm },
-	{ .name = "LayerNormalization", .cat = C(LAYERNORM), .shape = ab_shape_layernorm, .cost = ab_cost_norm },
+	{ .name = "LayerNormalization", .cat = C(LAYERNORM), .shape = ab_shape_layernorm, .cost = ab_cost_norm,
+	  .act = AB_ACT_LN_ROW },
 	{ .name = "GroupNormalization", .cat = C(LAYERNORM), .shape = ab_shape_unary, .cost = ab_cost_norm },
 	{ .name = "LpNormalization", .cat = C(LAYERNORM), .shape = ab_shape_unary, .cost = ab_cost_norm },
 	UN("LRN", LAYERNORM, 6, 6, 1, 1),

@@ -117,7 +117,8 @@ typedef enum ab_act {
 	AB_ACT_POOL,           /* a windowed pooling's output element (analysis.c pool_arith_ns) */
 	AB_ACT_POOL_AVG_WIN,   /* more per element of an average pooling's window */
 	AB_ACT_POOL_MAX_WIN,   /* more per element of a max pooling's window */
-	AB_ACT_LN_ROW,         /* a LayerNorm's row, forward and backward: per row, not per element (ab_ln_row_ns) */
+	AB_ACT_LN_ROW,         /* a LayerNorm's row, forward and backward: per row, not per element (ab_ln_arith_ns);
+	                        * also the class that marks the ONNX LayerNormalization op (analysis.c) */
 	AB_ACT_LN_ROW_TAIL,    /* more per row whose length is not a multiple of 8 (ab_runtime.ln_tail_below) */
 	AB_ACT_COUNT
 } ab_act;

@@ -16,11 +16,12 @@ static const ab_runtime *const runtimes[] = {
 #define N_RUNTIMES (sizeof runtimes / sizeof runtimes[0])
 _Static_assert(N_RUNTIMES == AB_N_RUNTIMES, "AB_N_RUNTIMES (runtime.h) counts the runtimes table");
 
-double ab_ln_row_ns(const ab_runtime *rt, int64_t n)
+double ab_ln_arith_ns(const ab_runtime *rt, int64_t n)
 {
 	if (n < 1)
 		return 0;
-	return rt->act_ns[AB_ACT_LN_ROW] + (n % 8 && n < rt->ln_tail_below ? rt->act_ns[AB_ACT_LN_ROW_TAIL] : 0);
+	double row = rt->act_ns[AB_ACT_LN_ROW] + (n % 8 && n < rt->ln_tail_below ? rt->act_ns[AB_ACT_LN_ROW_TAIL] : 0);
+	return row / (double)n;
 }
 
 int ab_runtime_index(const ab_runtime *rt)

@@ -141,7 +141,7 @@ typedef struct ab_runtime {
 	/* Forward + backward arithmetic per output element beyond a ReLU's, ns of one thread, per class. */
 	double act_ns[AB_ACT_COUNT];
 	/* A LayerNorm row of n elements pays act_ns[AB_ACT_LN_ROW_TAIL] beside act_ns[AB_ACT_LN_ROW] when n is not a
-	 * multiple of 8 and below this (ab_ln_row_ns). */
+	 * multiple of 8 and below this (ab_ln_arith_ns). */
 	int64_t ln_tail_below;
 	/* What its backward keeps of a layer where that is not what the op table says (the table's rules are
 	 * PyTorch's autograd): adjusts k->in_mask, k->out_mask and k->extra_bytes after the op's cost rule. NULL:
@@ -246,8 +246,8 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 /* runtime_torch_fusion.c: PyTorch's kernels for the exporter's decomposed LayerNorm, GELU, SiLU, Mish and
  * GroupNorm. */
 void ab_torch_mark_fused(abacus_analysis *a);
-/* The arithmetic of one LayerNorm row of n elements, forward and backward, ns of one thread (act_ns's
- * AB_ACT_LN_ROW and AB_ACT_LN_ROW_TAIL); 0 for n < 1. */
-double ab_ln_row_ns(const ab_runtime *rt, int64_t n);
+/* A LayerNorm's arithmetic per element of its rows of n elements, forward and backward, ns of one thread: the
+ * row's cost (act_ns's AB_ACT_LN_ROW and AB_ACT_LN_ROW_TAIL) over n; 0 for n < 1. */
+double ab_ln_arith_ns(const ab_runtime *rt, int64_t n);
 
 #endif

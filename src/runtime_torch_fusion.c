@@ -145,9 +145,8 @@ static int layer_norm(abacus_analysis *a, int div)
 		ab_sat_add(&a->costs[a->node_layer[div]].extra_bytes, b);
 		/* Its rows' fixed cost, per output element (runtime.h AB_TORCH_LN_ARITH): a row is the output over
 		 * the statistics, one per row. */
-		int64_t row = y->known ? y->numel / stats->numel : 0;
-		if (row > 0)
-			a->costs[a->node_layer[div]].arith_ns = ab_ln_row_ns(a->rt, row) / (double)row;
+		if (y->known)
+			a->costs[a->node_layer[div]].arith_ns = ab_ln_arith_ns(a->rt, y->numel / stats->numel);
 	}
 	fuse(a, m1);
 	fuse(a, sub);

@@ -592,7 +592,7 @@ void test_inplace_view_backward(void)
 	CHECK_EQ_I64(relu_backward_peak("/stages/stages.0/body.2/Relu", "tf-2.21.0"), relu_backward_peak(NULL, "tf-2.21.0"));
 }
 
-/* A LayerNorm's rows (runtime.h AB_TORCH_LN_ARITH, ab_ln_row_ns): x [2, 3, n] normalised over its last axis,
+/* A LayerNorm's rows (runtime.h AB_TORCH_LN_ARITH, ab_ln_arith_ns): x [2, 3, n] normalised over its last axis,
  * 6 rows of n. The arithmetic term is 6 × 30 ns for n a multiple of 8, 6 × 150 otherwise in 1.13 (a row of 6,
  * 12 or 100), and in 2.15 6 × 90 for 6 only (its slow path takes rows under 8); the decomposed LayerNorm and
  * the ONNX LayerNormalization op price alike, and TensorFlow not at all. */
