@@ -208,7 +208,7 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 	.grad_tensor_bytes = 775, .sgd_state_bytes = 380, .adam_state_bytes = 1250
 #define AB_TORCH_STEP_MEMORY { AB_TORCH_STEP_MEMORY_FIELDS }
 #define AB_TORCH_RNN_COSTS_FIELDS                                                                         \
-	.step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.444, .gate_bytes = 48,              \
+	.step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.3, .gate_bytes = 48,                \
 	.record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000,    \
 	.saved_per_h = 30, .plain_saved_per_gate = 4, .bwd_accum_r = 3.0, .bwd_accum_r_two_dirs = 4.0
 #define AB_TORCH_RNN_COSTS { AB_TORCH_RNN_COSTS_FIELDS }

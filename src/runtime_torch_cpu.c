@@ -712,7 +712,12 @@ const ab_runtime ab_runtime_torch_1_13_cpu = {
 	.ln_tail_below = INT64_MAX,
 	.saved = torch113_saved,
 	/* Recurrent layers. A step's dispatch is priced as 361 kB of R streamed (156 kB for a plain RNN), a row-MAC
-	 * of its products as 0.444 B, a gate element as 48 B (docs/COSTS.md, recurrent steps); its autograd keeps
+	 * of its products as 0.3 B, a gate element as 48 B (docs/COSTS.md, recurrent steps). The row-MAC's
+	 * 0.444 B of the microbenchmark (batch 1, 4 and 16) priced batch 32 too slow: on the zoo's recurrent rows
+	 * (one thread, the `unrecorded` machine, batches 1-32; random split, analytic base alone, mean log error
+	 * per batch) 0.444 gave b1 -0.4, b2 -7.9, b4 -4.3, b8 -8.2, b16 +1.8, b32 +11.8 %, 0.3 gives +1.6, -4.1,
+	 * -2.5, -4.6, -5.3, +3.5 % (0.2: b16 -7.8 %). Leave one family out, one thread, rows of 121ed6d: 12.64 ->
+	 * 12.22 % (the zoo's recurrent family 34.6 -> 30.3 %); random split 6.96 -> 6.92 %. Its autograd keeps
 	 * 4,400 B of records to its backward and 9,600 B to the graph's end (a plain RNN 950 and 3,000).
 	 * PyTorch's CPU cells (aten/src/ATen/native/RNN.cpp) keep, per step, sample and direction, new
 	 * storage for the gates (activated in place) and the cell's intermediate results. Measured with the

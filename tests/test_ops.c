@@ -437,7 +437,7 @@ void test_lstm(void)
 
 /* The same LSTM bidirectional: PyTorch runs 5 steps in each direction one after another. A step
  * streams its direction's recurrent matrix R (80 × 20 floats = 6400 bytes; its three products with
- * batch 2 are 2 × 80 × 20 = 3200 row-MACs, worth 0.444 × 3200 = 1421 bytes, under R), costs its dispatch
+ * batch 2 are 2 × 80 × 20 = 3200 row-MACs, worth 0.3 × 3200 = 960 bytes, under R), costs its dispatch
  * (361000 bytes' worth) and its 2 × 80 gate elements (48 bytes' worth each, 7680): the time terms see
  * 10 serial steps and 10 × 375080 = 3750800 bytes. The FLOPs those bytes price leave the FLOP terms:
  * the recurrent product forward and twice backward (3200 × 6 × 10 = 192000) and the gates' element-wise
