@@ -926,7 +926,8 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	 * terms (serial_flops). FLOPs plus bytes (the form before) counted the products twice and a 55 µs
 	 * dispatch: small H came out 25 % fast (gru_classifier, H 128: -23 %, unseen; a bidirectional
 	 * LSTM with H 64: -37 %), a plain RNN 10-40 % slow, H 512 at batch 4 26 % slow. x·Wᵀ stays a FLOP
-	 * term: PyTorch runs it as one product over the whole sequence. */
+	 * term: PyTorch runs it as one product over the whole sequence. A step in a longer sequence costs more
+	 * (the runtime's seq_bytes per step of the sequence: runtime_torch_cpu.c). */
 	int64_t r_elems, rbytes, rec_macs, gate_bytes, rec_flops, ew3;
 	if (ab_mul(gh, h, &r_elems) || ab_mul(r_elems, 4, &rbytes) || ab_mul(batch, r_elems, &rec_macs) ||
 	    ab_mul(batch, gh, &gate_bytes) || ab_mul(gate_bytes, c->rt->rnn.gate_bytes, &gate_bytes) ||
@@ -936,7 +937,8 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	/* Doubles from here: rec_macs fits 64 bits, so its product by a constant under one fits a double. */
 	double prod = c->rt->rnn.mac_bytes * (double)rec_macs, per_step;
 	per_step = (prod > (double)rbytes ? prod : (double)rbytes) + (double)gate_bytes +
-	           (G == 1 ? c->rt->rnn.plain_step_bytes : c->rt->rnn.step_bytes);
+	           (G == 1 ? c->rt->rnn.plain_step_bytes : c->rt->rnn.step_bytes) +
+	           (G == 1 ? c->rt->rnn.plain_seq_bytes : c->rt->rnn.seq_bytes) * (double)seq;
 	if (ab_d2i(per_step * (double)k->serial_steps, &k->serial_bytes))
 		return OVF(c);
 	/* Backward: input gradients (one product) and weight gradients (one product), element-wise twice. */

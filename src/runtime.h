@@ -100,6 +100,9 @@ typedef struct ab_rnn_bytes {
 
 typedef struct ab_rnn_costs {
 	double step_bytes, plain_step_bytes, mac_bytes;
+	/* A step's cost grows with the sequence it belongs to (the autograd records of every earlier step stay
+	 * live): per step, these bytes' worth per step of the layer's sequence (LSTM/GRU, plain RNN). */
+	double seq_bytes, plain_seq_bytes;
 	int64_t gate_bytes;
 	int64_t record_bytes, graph_bytes, plain_record_bytes, plain_graph_bytes;
 	/* What a step keeps per sample for backward: bytes per hidden unit (LSTM/GRU), per gate element (plain
@@ -209,6 +212,7 @@ double ab_torch_layer_time(const double c[AB_TIME_TERMS], const abacus_analysis 
 #define AB_TORCH_STEP_MEMORY { AB_TORCH_STEP_MEMORY_FIELDS }
 #define AB_TORCH_RNN_COSTS_FIELDS                                                                         \
 	.step_bytes = 361000, .plain_step_bytes = 156000, .mac_bytes = 0.3, .gate_bytes = 48,                \
+	.seq_bytes = 282, .plain_seq_bytes = 122,                                                            \
 	.record_bytes = 4400, .graph_bytes = 9600, .plain_record_bytes = 950, .plain_graph_bytes = 3000,    \
 	.saved_per_h = 30, .plain_saved_per_gate = 4, .bwd_accum_r = 3.0, .bwd_accum_r_two_dirs = 4.0
 #define AB_TORCH_RNN_COSTS { AB_TORCH_RNN_COSTS_FIELDS }

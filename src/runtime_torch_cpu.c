@@ -717,7 +717,17 @@ const ab_runtime ab_runtime_torch_1_13_cpu = {
 	 * (one thread, the `unrecorded` machine, batches 1-32; random split, analytic base alone, mean log error
 	 * per batch) 0.444 gave b1 -0.4, b2 -7.9, b4 -4.3, b8 -8.2, b16 +1.8, b32 +11.8 %, 0.3 gives +1.6, -4.1,
 	 * -2.5, -4.6, -5.3, +3.5 % (0.2: b16 -7.8 %). Leave one family out, one thread, rows of 121ed6d: 12.64 ->
-	 * 12.22 % (the zoo's recurrent family 34.6 -> 30.3 %); random split 6.96 -> 6.92 %. Its autograd keeps
+	 * 12.22 % (the zoo's recurrent family 34.6 -> 30.3 %); random split 6.96 -> 6.92 %.
+	 * A step costs more in a longer sequence: 282 B of R a step per step of the layer's sequence (a plain RNN
+	 * 122; 0.2 × the dispatch per 256 steps). Alone (one thread, forward and backward, median of 7), an LSTM of
+	 * H 64 at batch 1 takes 58-60 µs a step at sequences 32-256, 65 at 384, 76 at 512, 80 at 768 (batch 4
+	 * likewise; H 256 229 → 255; a GRU of 64 62 → 69, a plain RNN 22 → 24): the autograd records of every
+	 * earlier step stay live until the backward. Inside networks the rise starts earlier: the zoo's recurrent
+	 * rows on the `unrecorded` machine, analytic base by sequence length 32 … 512: +0.9, +2.2, −2.5, −2.7,
+	 * −9.4 % without this, −2.2, −0.8, −4.4, −2.3, −3.3 % with it (a rise only above 256 steps, tried: −5.4 % at
+	 * 512 and nothing for leave one family out). Leave one family out, one thread, rows of 121ed6d: 12.22 →
+	 * 11.95 % (the generated recurrent networks 16.6 → 14.1 %, the zoo's 30.3 → 28.6 %); random 6.92 → 6.89 %.
+	 * Its autograd keeps
 	 * 4,400 B of records to its backward and 9,600 B to the graph's end (a plain RNN 950 and 3,000).
 	 * PyTorch's CPU cells (aten/src/ATen/native/RNN.cpp) keep, per step, sample and direction, new
 	 * storage for the gates (activated in place) and the cell's intermediate results. Measured with the
