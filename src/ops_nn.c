@@ -920,7 +920,7 @@ int ab_cost_rnn(ab_ctx *c, ab_cost *k)
 	 * stream R (G·H × H) with batch rows. Measured here (one thread, LSTM and GRU, H 32-512, batch 1, 4
 	 * and 16, sequence 64; 30 configurations, fitted within 2 % MRE, the worst 6 %): a step costs 81 µs
 	 * of dispatch, plus 0.224 ns per byte of R or, when more, 0.1 ns per row-MAC of the three products
-	 * (compute-bound from batch ~9), plus 10.8 ns per gate element (the unfused sigmoid/tanh/product
+	 * (compute-bound from batch ~9; priced at 0.067 since batch 32 came out slow: runtime_torch_cpu.c), plus 10.8 ns per gate element (the unfused sigmoid/tanh/product
 	 * kernels forward and backward); a plain RNN's step, a few kernels, about 35 µs. All are priced as
 	 * bytes of R streamed (the runtime's rnn costs), and the recurrent products' and gates' FLOPs leave the FLOP
 	 * terms (serial_flops). FLOPs plus bytes (the form before) counted the products twice and a 55 µs

@@ -726,9 +726,9 @@ const ab_runtime ab_runtime_torch_1_13_cpu = {
 	 * rows on the `unrecorded` machine, analytic base by sequence length 32 … 512: +0.9, +2.2, −2.5, −2.7,
 	 * −9.4 % without this, −2.2, −0.8, −4.4, −2.3, −3.3 % with it (a rise only above 256 steps, tried: −5.4 % at
 	 * 512 and nothing for leave one family out). Leave one family out, one thread, rows of 121ed6d: 12.22 →
-	 * 11.95 % (the generated recurrent networks 16.6 → 14.1 %, the zoo's 30.3 → 28.6 %); random 6.92 → 6.89 %.
-	 * Its autograd keeps
-	 * 4,400 B of records to its backward and 9,600 B to the graph's end (a plain RNN 950 and 3,000).
+	 * 11.97 % (the generated recurrent networks 16.6 → 14.1 %, the zoo's 30.3 → 28.1 %); random 6.92 → 6.89 %.
+	 * Its autograd keeps 4,400 B of records to its backward and 9,600 B to the graph's end (a plain RNN 950
+	 * and 3,000).
 	 * PyTorch's CPU cells (aten/src/ATen/native/RNN.cpp) keep, per step, sample and direction, new
 	 * storage for the gates (activated in place) and the cell's intermediate results. Measured with the
 	 * allocator tracker (H 256, sequence 128, batch 1 to 32, one and two directions): LSTM and GRU alike
